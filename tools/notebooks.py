@@ -1,0 +1,59 @@
+"""Shared facts about the course's notebooks: where they are, and the standard setup cell.
+
+The standard setup cell is the first cell of every notebook. In Colab it installs attnlib from the course
+repository (URL and branch read from _config.yml, the one place that holds them); elsewhere it installs
+nothing. It then prints the device attnlib will use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIRS = ("chapters", "exercises")
+SETUP_TAG = "setup"
+
+
+def course_notebooks() -> list[Path]:
+    """Every notebook of the course, in chapter order (chapters/ first, then exercises/)."""
+    found: list[Path] = []
+    for folder in NOTEBOOK_DIRS:
+        found += sorted(p for p in (ROOT / folder).glob("*.ipynb"))
+    return found
+
+
+def repository() -> tuple[str, str]:
+    """(url, branch) of the course repository, from _config.yml."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    repo = config["repository"]
+    return repo["url"].rstrip("/"), repo.get("branch", "main")
+
+
+def setup_cell_source() -> str:
+    url, branch = repository()
+    return f'''# Standard setup cell (written by tools/sync_setup_cell.py; the same in every notebook).
+# In Colab it installs attnlib from the course repository; elsewhere it installs nothing.
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "attnlib @ git+{url}@{branch}"],
+        check=True,
+    )
+
+import attnlib
+
+print(f"attnlib {{attnlib.__version__}} will run on: {{attnlib.device()}}")'''
+
+
+def has_setup_cell(nb: nbformat.NotebookNode) -> bool:
+    return bool(nb.cells) and SETUP_TAG in nb.cells[0].get("metadata", {}).get("tags", [])
+
+
+def setup_cell_in_sync(nb: nbformat.NotebookNode) -> bool:
+    return has_setup_cell(nb) and nb.cells[0].cell_type == "code" and nb.cells[0].source == setup_cell_source()
