@@ -56,4 +56,5 @@ def has_setup_cell(nb: nbformat.NotebookNode) -> bool:
 
 
 def setup_cell_in_sync(nb: nbformat.NotebookNode) -> bool:
-    return has_setup_cell(nb) and nb.cells[0].cell_type == "code" and nb.cells[0].source == setup_cell_source()
+    first = nb.cells[0] if nb.cells else None
+    return has_setup_cell(nb) and first.cell_type == "code" and first.source == setup_cell_source()

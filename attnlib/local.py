@@ -1,0 +1,133 @@
+"""Local attention (Luong et al. 2015, §3.2): attend to a window [p_t - D, p_t + D] around a centre p_t.
+
+Positions are 0-based, s = 0 … S-1; the centre p_t is real-valued; the window is {s : |s - p_t| <= D}; the
+Gaussian that favours positions near p_t has sigma = D / 2 (as in the paper).
+
+    local-m (monotonic):  p_t = t                                        (§3.2)
+    local-p (predictive): p_t = S · sigmoid(v_pᵀ tanh(W_p q_t))          (§3.2, eq. 9)
+    a_t(s) = align(q_t, k_s) · exp(-(s - p_t)² / (2 sigma²))            (§3.2, eq. 10)
+
+where align is the softmax of the scores restricted to the window. Following the paper, the result is not
+renormalised, so a row of weights sums to at most 1.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+
+from attnlib import _checks
+from attnlib.masking import _compute_dtype, masked_softmax
+from attnlib.scores import project
+
+
+def _half_width(D: object) -> float:
+    if isinstance(D, bool) or not isinstance(D, numbers.Real):
+        raise TypeError(f"D must be a number (the window half-width), got {type(D).__name__}")
+    if not (math.isfinite(D) and D > 0):
+        raise ValueError(f"D must be a finite number > 0 (the window half-width), got {D}")
+    return float(D)
+
+
+def _gaussian_and_window(p: torch.Tensor, S: int, D: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gaussian ``(..., T, S)`` in the compute dtype (0 outside the window) and the window as a bool mask."""
+    compute = _compute_dtype(p.dtype)  # (s - p)² overflows float16 beyond s - p = 256
+    positions = torch.arange(S, device=p.device, dtype=compute)  # (S,)
+    offset = positions - p.to(compute).unsqueeze(-1)  # (S,) - (..., T, 1) -> (..., T, S)
+    inside = offset.abs() <= D  # (..., T, S)
+    sigma = D / 2
+    bump = torch.exp(-offset.square() / (2 * sigma**2))
+    # where() (not multiplication by the window) keeps the gradient outside the window exactly zero.
+    return torch.where(inside, bump, torch.zeros_like(bump)), inside
+
+
+def gaussian(p: torch.Tensor, S: int, D: float) -> torch.Tensor:
+    """exp(-(s - p_t)² / (2 sigma²)) for |s - p_t| <= D, else 0; sigma = D / 2  (Luong et al. 2015, eq. 10).
+
+    Args:
+        p: ``(..., T)`` real-valued centres p_t.
+        S: source length; positions s = 0 … S-1.
+        D: window half-width, > 0.
+
+    Returns:
+        ``(..., T, S)`` in the dtype of ``p``; equal to 1 at s = p_t when p_t is an integer.
+    """
+    _checks.tensor(p, "p", min_dim=1)
+    S = _checks.positive_int(S, "S")
+    D = _half_width(D)
+    bump, _ = _gaussian_and_window(p, S, D)
+    return bump.to(p.dtype)
+
+
+def predict_position(
+    query: torch.Tensor, W_p: torch.Tensor, v_p: torch.Tensor, lengths: torch.Tensor | int
+) -> torch.Tensor:
+    """p_t = S_b · sigmoid(v_pᵀ tanh(W_p q_t))  (local-p, Luong et al. 2015, §3.2, eq. 9).
+
+    S_b is each example's own (unpadded) source length, so the centre never falls in the padding; p_t lies
+    in (0, S_b).
+
+    Args:
+        query: ``(B, T, d)`` decoder states q_t (any leading dims ``(..., T, d)``).
+        W_p: ``(A, d)``.
+        v_p: ``(A,)``.
+        lengths: ``(B,)`` integer source lengths (shape ``query.shape[:-2]``), or one int for all.
+
+    Returns:
+        p ``(B, T)`` in the dtype of ``query``.
+    """
+    _checks.tensor(query, "query", min_dim=2)
+    _checks.matrix(W_p, "W_p", "(A, d)")
+    _checks.vector(v_p, "v_p", W_p.shape[0], f"W_p of shape {_checks.shape_str(W_p)}")
+    _checks.same_dtype(v_p, "v_p", query, "query")
+    if isinstance(lengths, int) and not isinstance(lengths, bool):
+        lengths = torch.full(query.shape[:-2], lengths, device=query.device)
+    lengths = _checks.lengths(lengths, "lengths")
+    if lengths.shape != query.shape[:-2]:
+        raise ValueError(
+            f"lengths must have shape {tuple(query.shape[:-2])} (one per example), got shape "
+            f"{_checks.shape_str(lengths)} for query of shape {_checks.shape_str(query)}"
+        )
+    hidden = torch.tanh(project(query, W_p, "query", "W_p"))  # (..., T, A)
+    fraction = torch.sigmoid(hidden @ v_p)  # (..., T, A) @ (A,) -> (..., T)
+    return lengths.to(query.dtype).unsqueeze(-1) * fraction  # (..., 1) * (..., T) -> (..., T)
+
+
+def weights(
+    scores: torch.Tensor, p: torch.Tensor, D: float, mask: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Local attention weights: softmax of ``scores`` over the window (and mask), times ``gaussian(p, S, D)``.
+
+        a_t(s) = softmax_{s' : |s' - p_t| <= D, mask}(e_t)_s · exp(-(s - p_t)² / (2 sigma²))
+
+    Args:
+        scores: ``(..., T, S)`` logits.
+        p: centres, broadcastable to ``(..., T)``: ``torch.arange(T, dtype=scores.dtype)`` for local-m,
+            ``predict_position(...)`` for local-p.
+        D: window half-width, > 0.
+        mask: bool, True = attend, as in ``attnlib.masked_softmax`` (a padding mask ``(B, S)`` works).
+
+    Returns:
+        weights ``(..., T, S)``, zero outside the window and the mask; not renormalised (Luong et al. 2015).
+    """
+    _checks.tensor(scores, "scores", min_dim=2)
+    _checks.tensor(p, "p", min_dim=1)
+    _checks.same_dtype(p, "p", scores, "scores")
+    D = _half_width(D)
+    try:
+        fits = torch.broadcast_shapes(p.shape, scores.shape[:-1]) == scores.shape[:-1]
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"p of shape {_checks.shape_str(p)} does not broadcast to the (..., T) = "
+            f"{tuple(scores.shape[:-1])} of scores of shape {_checks.shape_str(scores)}"
+        )
+    bump, inside = _gaussian_and_window(p, scores.shape[-1], D)  # (..., T, S) each
+    # Full shape, so that masked_softmax cannot mistake a (T, S) window for a (B, S) padding mask.
+    attend_here = torch.broadcast_to(inside, scores.shape)
+    if mask is not None:
+        attend_here = attend_here & _checks.mask(mask, scores)
+    return masked_softmax(scores, attend_here) * bump.to(scores.dtype)

@@ -1,0 +1,56 @@
+"""Fixtures for testing the built website as a reader meets it: in a headless browser with no network."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "_build" / "html"
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    if not (SITE / "index.html").exists():
+        message = "the website is not built: run bash tools/build.sh first"
+        if os.environ.get("ATTNLIB_REQUIRE_SITE"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return SITE
+
+
+@pytest.fixture(scope="session")
+def toc_pages() -> list[str]:
+    """Every page listed in _toc.yml (without extension)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+    for part in toc["parts"]:
+        for chapter in part["chapters"]:
+            pages.append(chapter["file"])
+            pages += [section["file"] for section in chapter.get("sections", [])]
+    return pages
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    """Render a page in headless Chromium with no network; return (DOM after scripts ran, console log)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.fail("chromium is not installed (tools/test.sh installs Debian's package)")
+    offline = ["unshare", "-n"] if shutil.which("unshare") else []
+
+    def render(page: Path) -> tuple[str, str]:
+        profile = tmp_path_factory.mktemp("chromium-profile")
+        command = offline + [
+            chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+            "--virtual-time-budget=8000", "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri(),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout, done.stderr
+
+    return render

@@ -1,0 +1,57 @@
+"""The built website: every page exists, math is typeset and launch links work with no network."""
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CHAPTER_3 = "chapters/03_dot_product_attention"
+
+
+def test_every_page_in_the_toc_is_built(site, toc_pages):
+    missing = [page for page in toc_pages if not (site / f"{page}.html").exists()]
+    assert missing == []
+    assert (site / "index.html").exists()
+
+
+def test_chapter_3_links_to_colab_for_its_notebook(site):
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    owner_repo = config["repository"]["url"].removeprefix("https://github.com/").rstrip("/")
+    branch = config["repository"]["branch"]
+    html = (site / f"{CHAPTER_3}.html").read_text()
+    expected = f"https://colab.research.google.com/github/{owner_repo}/blob/{branch}/{CHAPTER_3}.ipynb"
+    assert expected in html
+
+
+def test_no_page_loads_assets_from_a_cdn(site):
+    for page in site.rglob("*.html"):
+        html = page.read_text()
+        for tag in re.findall(r"<script[^>]*src=\"([^\"]+)\"", html):
+            assert not tag.startswith(("http://", "https://", "//")), f"{page.name} loads {tag}"
+
+
+@pytest.fixture(scope="module")
+def chapter_3_offline(site, browser):
+    return browser(site / f"{CHAPTER_3}.html")
+
+
+def test_chapter_3_math_is_typeset_offline(chapter_3_offline):
+    dom, _ = chapter_3_offline
+    assert dom.count("<mjx-container") >= 10
+    # MathJax removes the TeX delimiters of what it typesets: none may be left in the text.
+    text = re.sub(r"<(script|style)[^>]*>.*?</\1>", "", dom, flags=re.S)
+    assert "\\(" not in text and "$$" not in text
+
+
+def test_chapter_3_widgets_render_offline(chapter_3_offline):
+    dom, _ = chapter_3_offline
+    assert "widget-slider" in dom
+
+
+def test_chapter_3_has_no_javascript_errors(chapter_3_offline):
+    _, console = chapter_3_offline
+    errors = [line for line in console.splitlines() if "CONSOLE" in line and "Uncaught" in line]
+    assert errors == []
