@@ -6,7 +6,7 @@ Core (functional, one implementation per equation):
     attnlib.layers  nn.Modules owning parameters attnlib.fast    fused SDPA fast path
 """
 
-from attnlib import fast, layers, local, scores
+from attnlib import data, fast, layers, local, plotting, scores, widgets
 from attnlib.device import device
 from attnlib.masking import attend, lengths_to_mask, masked_softmax
 
@@ -18,11 +18,14 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     "attend",
+    "data",
     "device",
     "fast",
     "layers",
     "lengths_to_mask",
     "local",
     "masked_softmax",
+    "plotting",
     "scores",
+    "widgets",
 ]
