@@ -37,9 +37,14 @@ def stable_widget_ids(nb: nbformat.NotebookNode, name: str) -> nbformat.Notebook
     return nbformat.reads(text, as_version=4)
 
 
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
 def execute(path: Path) -> float:
     sync(path)
     nb = nbformat.read(path, as_version=4)
+    nb.metadata["kernelspec"] = KERNELSPEC  # Colab and myst-nb read it; authoring tools may leave their own
+    nb.metadata.pop("jupytext", None)
     os.environ["PYTHONHASHSEED"] = "0"
     client = NotebookClient(
         nb,

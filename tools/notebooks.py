@@ -15,6 +15,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIRS = ("chapters", "exercises")
 SETUP_TAG = "setup"
+# "hide-cell" folds the cell on the website (the page opens on its title); Colab and Jupyter show it.
+SETUP_TAGS = [SETUP_TAG, "hide-cell"]
 
 
 def course_notebooks() -> list[Path]:
@@ -57,4 +59,9 @@ def has_setup_cell(nb: nbformat.NotebookNode) -> bool:
 
 def setup_cell_in_sync(nb: nbformat.NotebookNode) -> bool:
     first = nb.cells[0] if nb.cells else None
-    return has_setup_cell(nb) and first.cell_type == "code" and first.source == setup_cell_source()
+    return (
+        has_setup_cell(nb)
+        and first.cell_type == "code"
+        and first.metadata.get("tags") == SETUP_TAGS
+        and first.source == setup_cell_source()
+    )

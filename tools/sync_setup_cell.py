@@ -9,7 +9,14 @@ from __future__ import annotations
 import sys
 
 import nbformat
-from notebooks import ROOT, SETUP_TAG, course_notebooks, has_setup_cell, setup_cell_in_sync, setup_cell_source
+from notebooks import (
+    ROOT,
+    SETUP_TAGS,
+    course_notebooks,
+    has_setup_cell,
+    setup_cell_in_sync,
+    setup_cell_source,
+)
 
 
 def sync(path) -> bool:
@@ -17,7 +24,7 @@ def sync(path) -> bool:
     nb = nbformat.read(path, as_version=4)
     if setup_cell_in_sync(nb):
         return False
-    cell = nbformat.v4.new_code_cell(setup_cell_source(), metadata={"tags": [SETUP_TAG]})
+    cell = nbformat.v4.new_code_cell(setup_cell_source(), metadata={"tags": list(SETUP_TAGS)})
     if has_setup_cell(nb):
         cell.outputs = nb.cells[0].get("outputs", [])
         cell.execution_count = nb.cells[0].get("execution_count")

@@ -1,0 +1,82 @@
+"""Plots every chapter draws: attention weights as a heatmap (an alignment map) and weights as bars.
+
+Each function draws on an existing matplotlib ``Axes`` when given one, and returns the ``Axes`` it drew on,
+so that a lesson can lay out several plots in one figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.axes import Axes
+
+
+def _numpy(x):
+    return x.detach().to("cpu", torch.float32).numpy() if isinstance(x, torch.Tensor) else x
+
+
+def heatmap(
+    weights,
+    source: Sequence[str] | None = None,
+    target: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str = "attention weights",
+    annotate: bool = False,
+    colorbar: bool = True,
+) -> Axes:
+    """Draw weights ``(T, S)`` with target steps as rows and source positions as columns.
+
+    Row t is alpha_t, the distribution over source positions used at target step t (Bahdanau et al. 2015,
+    Figure 3, draws its alignment matrices this way, transposed). ``annotate`` writes each weight in its cell.
+    """
+    w = _numpy(weights)
+    if w.ndim != 2:
+        raise ValueError(f"weights must be (T, S) for a heatmap, got shape {tuple(w.shape)}")
+    T, S = w.shape
+    for name, labels, size in (("source", source, S), ("target", target, T)):
+        if labels is not None and len(labels) != size:
+            raise ValueError(f"{name} has {len(labels)} labels but weights have {size} {name} positions")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.5 * S + 2.5, 0.45 * T + 1.5))
+    image = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=max(1e-9, float(w.max())), aspect="auto")
+    ax.set_xticks(range(S), source if source is not None else [str(s + 1) for s in range(S)], rotation=60)
+    ax.set_yticks(range(T), target if target is not None else [str(t + 1) for t in range(T)])
+    ax.set_xlabel("source position s (keys)")
+    ax.set_ylabel("target step t (queries)")
+    ax.set_title(title)
+    if annotate:
+        for t in range(T):
+            for s in range(S):
+                color = "black" if w[t, s] > 0.6 * w.max() else "white"
+                ax.text(s, t, f"{w[t, s]:.2f}", ha="center", va="center", color=color, fontsize=8)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, label="weight α")
+    return ax
+
+
+def bars(
+    weights,
+    labels: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str = "attention weights α",
+    ylim: tuple[float, float] = (0.0, 1.0),
+) -> Axes:
+    """Draw one distribution over source positions ``(S,)`` as bars."""
+    w = _numpy(weights)
+    if w.ndim != 1:
+        raise ValueError(f"weights must be (S,) for bars, got shape {tuple(w.shape)}")
+    if labels is not None and len(labels) != len(w):
+        raise ValueError(f"labels has {len(labels)} entries but weights has {len(w)}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4, 3))
+    names = list(labels) if labels is not None else [str(s + 1) for s in range(len(w))]
+    ax.bar(names, w, color="tab:blue")
+    ax.set_ylim(*ylim)
+    ax.set_xlabel("source position s")
+    ax.set_ylabel("weight")
+    ax.set_title(title)
+    return ax
