@@ -6,7 +6,7 @@ Core (functional, one implementation per equation):
     attnlib.layers  nn.Modules owning parameters attnlib.fast    fused SDPA fast path
 """
 
-from attnlib import data, fast, layers, local, plotting, scores, widgets
+from attnlib import data, fast, layers, local, notebook, plotting, rnn, scores, widgets
 from attnlib.device import device
 from attnlib.masking import attend, lengths_to_mask, masked_softmax
 
@@ -25,7 +25,9 @@ __all__ = [
     "lengths_to_mask",
     "local",
     "masked_softmax",
+    "notebook",
     "plotting",
+    "rnn",
     "scores",
     "widgets",
 ]
