@@ -1,0 +1,56 @@
+"""Time to grade 30 submissions of exercise set 3 with tools/grade.py's machinery (2 at a time, no Docker).
+
+    .venv/bin/python benchmarks/grading.py
+
+The 30 notebooks: 10 instructor solutions, 5 untouched learner notebooks, and the 15 typical wrong answers
+and tampering submissions of tests/exercises/fixtures that finish on their own
+(the infinite loops are left out: each
+costs its time limit by design). Prints `name: value` lines.
+"""
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import nbformat  # noqa: E402
+
+import exercises  # noqa: E402
+from attnlib.grading.grade import grade_folder  # noqa: E402
+from attnlib.grading.sandbox import warm_up  # noqa: E402
+
+SET = "03_dot_product_attention"
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder, bundle = Path(tmp) / "submissions", Path(tmp) / "autograder.zip"
+        folder.mkdir()
+        bundle.write_bytes(exercises.autograder_zip(exercises.parse(exercises.SOURCE_DIR / f"{SET}.ipynb")))
+        notebooks = [exercises.submission(SET) for _ in range(10)]
+        notebooks += [exercises.submission(SET, untouched=True) for _ in range(5)]
+        fixtures = sorted((ROOT / "tests" / "exercises" / "fixtures" / SET).glob("*.json"))
+        for path in [p for p in fixtures if "loop" not in p.stem][:15]:
+            spec = json.loads(path.read_text())
+            notebooks.append(
+                exercises.submission(SET, spec["answers"], spec["cells_before"], spec["cells_after"])
+            )
+        for i, nb in enumerate(notebooks):
+            nbformat.write(nb, folder / f"learner_{i:02d}.ipynb")
+        start = time.perf_counter()
+        warm_up()
+        warm = time.perf_counter() - start
+        results = grade_folder(bundle, folder, Path(tmp) / "results", jobs=2)
+        total = time.perf_counter() - start
+    print(f"submissions: {len(results)}")
+    print(f"grading_start_s (forkserver imports torch once): {warm:.1f}")
+    print(f"grading_30_submissions_s: {total:.1f}")
+    print(f"grading_per_submission_s: {total / len(results):.2f}")
+
+
+if __name__ == "__main__":
+    main()

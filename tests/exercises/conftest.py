@@ -1,0 +1,49 @@
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from exercise_helpers import ROOT, SETS, exercises, fixture_files  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> dict[str, Path]:
+    """The autograder bundle of every set, built into a temporary folder (not exercises/dist)."""
+    out = tmp_path_factory.mktemp("bundles")
+    bundles = {}
+    for name in SETS:
+        path = out / f"{name}.zip"
+        path.write_bytes(exercises.autograder_zip(exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb")))
+        bundles[name] = path
+    return bundles
+
+
+@pytest.fixture(scope="session")
+def graded(built, tmp_path_factory) -> dict[str, dict]:
+    """Every set graded once: solutions, untouched learner notebook and every fixture, in one run each.
+
+    Returns {set: {"results": {submission: SubmissionResult}, "out": folder, "fixtures": {name: spec}}}.
+    A 3 s limit per question and per cell keeps the infinite-loop fixtures cheap.
+    """
+    from attnlib.grading.grade import grade_folder
+
+    graded = {}
+    for name in SETS:
+        folder = tmp_path_factory.mktemp(f"submissions-{name}")
+        nbformat.write(exercises.submission(name), folder / "solutions.ipynb")
+        nbformat.write(nbformat.read(ROOT / "exercises" / f"{name}.ipynb", 4), folder / "untouched.ipynb")
+        specs = {}
+        for path in fixture_files(name):
+            spec = json.loads(path.read_text())
+            specs[path.stem] = spec
+            nb = exercises.submission(name, spec["answers"], spec["cells_before"], spec["cells_after"])
+            nbformat.write(nb, folder / f"{path.stem}.ipynb")
+        (folder / "not_a_notebook.ipynb").write_text("{ this is not json")
+        out = tmp_path_factory.mktemp(f"results-{name}")
+        results = grade_folder(built[name], folder, out, jobs=2, time_limit=3)
+        graded[name] = {"results": {r.name: r for r in results}, "out": out, "fixtures": specs}
+    return graded

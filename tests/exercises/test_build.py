@@ -1,0 +1,73 @@
+"""The build command: deterministic, leak-free learner notebooks that start with the standard cells."""
+
+import json
+import re
+
+import nbformat
+import pytest
+from exercise_helpers import ROOT, SETS, exercises
+from notebooks import setup_cell_in_sync
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_rebuilding_changes_no_committed_file(name):
+    assert exercises.build(exercises.SOURCE_DIR / f"{name}.ipynb", check=True) == []
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_learner_notebook_has_no_solution_or_hidden_test_text(name):
+    ex = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb")
+    learner = nbformat.read(ROOT / "exercises" / f"{name}.ipynb", 4)
+    public = json.loads((ROOT / "attnlib" / "grading" / "public" / f"{name}.json").read_text())["tests"]
+    shipped = "\n".join([c.source for c in learner.cells] + list(public.values()))
+    shipped_lines = {line.strip() for line in shipped.split("\n")}
+    master = nbformat.read(exercises.SOURCE_DIR / f"{name}.ipynb", 4)
+    secret_lines, public_lines = [], set()
+    for cell in master.cells:  # every line between solution markers that occurs nowhere else in the master
+        inside = False
+        for line in cell.source.split("\n"):
+            if exercises.SOLUTION_LINE.match(line):
+                inside = "BEGIN" in line
+            elif line.strip():
+                (secret_lines.append if inside else public_lines.add)(line.strip())
+    secret_lines = [line for line in secret_lines if line not in public_lines]
+    whole = [
+        c.source
+        for c in exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb").solutions.cells
+        if c.cell_type == "markdown" and c.source.startswith("*Answer.*")
+    ]
+    open_tests = {
+        line.strip() for q in ex.questions for cell in q.header + q.public for line in cell.split("\n")
+    }
+    hidden = [
+        line.strip()
+        for q in ex.questions
+        for case in q.hidden
+        for line in case.split("\n")
+        if line.strip() and line.strip() not in open_tests
+    ]
+    hidden_names = [m for q in ex.questions for case in q.hidden for m in re.findall(r"def (\w+)", case)]
+    assert secret_lines and hidden and hidden_names
+    leaks = [line for line in secret_lines + hidden if line in shipped_lines]
+    leaks += [text for text in whole + hidden_names if text in shipped]
+    assert not leaks, f"solution or hidden test text in the learner notebook or public tests: {leaks[:5]}"
+    assert "hidden=True" not in shipped
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_learner_notebook_starts_with_setup_then_grading_cell(name):
+    nb = nbformat.read(ROOT / "exercises" / f"{name}.ipynb", 4)
+    assert setup_cell_in_sync(nb)
+    assert nb.cells[1].source == exercises.grading_cell_source(name)
+    assert len(nb.cells[1].source.split("\n")) <= 10
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_every_question_has_a_check_cell_and_hidden_tests(name):
+    ex = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb")
+    sources = [c.source for c in nbformat.read(ROOT / "exercises" / f"{name}.ipynb", 4).cells]
+    auto = [q for q in ex.questions if not q.manual]
+    assert 3 <= len(ex.questions) <= 6 and any(q.manual for q in ex.questions)
+    for q in auto:
+        assert f'grader.check("{q.name}")' in sources
+        assert q.public and q.hidden, f"{q.name} needs public and hidden tests"

@@ -1,0 +1,59 @@
+"""Grading with the hidden tests: full marks for the solutions, zero for untouched notebooks, the declared
+partial score for every typical wrong answer, and no point and no crash for every tampering submission."""
+
+import csv
+
+import pytest
+from exercise_helpers import SETS, fixture_files
+
+
+def scores(result) -> dict[str, float]:
+    return {q.name: q.score for q in result.questions if not q.manual}
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_instructor_solutions_score_full_marks(graded, name):
+    result = graded[name]["results"]["solutions"]
+    assert all(q.score == q.possible for q in result.questions if not q.manual), (
+        scores(result),
+        result.notes,
+        [q.error for q in result.questions],
+    )
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_untouched_learner_notebook_scores_zero(graded, name):
+    result = graded[name]["results"]["untouched"]
+    assert scores(result) and all(v == 0 for v in scores(result).values())
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_unreadable_notebook_scores_zero_without_crashing(graded, name):
+    result = graded[name]["results"]["not_a_notebook"]
+    assert all(v == 0 for v in scores(result).values()) and "not a readable notebook" in result.notes[0]
+
+
+@pytest.mark.parametrize(
+    "name,fixture", [(s, p.stem) for s in SETS for p in fixture_files(s)], ids=lambda v: str(v)
+)
+def test_fixture_gets_its_declared_score(graded, name, fixture):
+    spec = graded[name]["fixtures"][fixture]
+    assert scores(graded[name]["results"][fixture]) == pytest.approx(spec["scores"]), spec["description"]
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_scores_csv_has_a_row_and_feedback_file_per_submission(graded, name):
+    out, results = graded[name]["out"], graded[name]["results"]
+    rows = list(csv.DictReader((out / "scores.csv").open()))
+    assert sorted(r["submission"] for r in rows) == sorted(results)
+    for row in rows:
+        result = results[row["submission"]]
+        for q in result.questions:
+            assert row[q.name] == ("" if q.manual else f"{q.score:g}")
+        assert (out / "feedback" / f"{row['submission']}.md").is_file()
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_feedback_does_not_show_hidden_test_code(graded, name):
+    text = (graded[name]["out"] / "feedback" / "untouched.md").read_text()
+    assert "hidden test" in text and "@test_case" not in text and "Error at line" not in text
