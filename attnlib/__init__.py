@@ -1,23 +1,45 @@
 """attnlib: the shared library of the course "Attention, from RNNs to Transformers".
 
-Core (functional, one implementation per equation):
-    attnlib.masked_softmax, attnlib.attend, attnlib.lengths_to_mask, attnlib.device
-    attnlib.scores  score functions e_{t,s}     attnlib.local   local attention (Luong §3.2)
-    attnlib.layers  nn.Modules owning parameters attnlib.fast    fused SDPA fast path
+Core (functional, one implementation per equation; see the contract in the course repository):
+    attnlib.masked_softmax, attend, weighted_sum, lengths_to_mask, device
+    attnlib.scores    score functions e_{t,s}            attnlib.local    local attention (Luong §3.2)
+    attnlib.layers    nn.Modules owning the parameters   attnlib.fast     fused SDPA fast path
+    attnlib.chunked   chunked attention, online softmax
+Models and lessons:
+    attnlib.rnn       RNN gradients (chapter 1)          attnlib.data     datasets, vocabularies, batches
+    attnlib.seq2seq   encoders, decoders, decoding       attnlib.train    the training loop
+    attnlib.metrics   exact match, BLEU, AER, perplexity attnlib.plotting heatmaps and bars
+    attnlib.widgets   interactive widgets                attnlib.notebook glue for the book and Colab
+    attnlib.grading   graded exercises
 """
 
-from attnlib import data, fast, layers, local, notebook, plotting, rnn, scores, widgets
+from attnlib import (
+    chunked,
+    data,
+    fast,
+    layers,
+    local,
+    metrics,
+    notebook,
+    plotting,
+    rnn,
+    scores,
+    seq2seq,
+    train,
+    widgets,
+)
 from attnlib.device import device
-from attnlib.masking import attend, lengths_to_mask, masked_softmax
-
-# Course modules beyond the core (data, seq2seq, train, metrics, ...) are imported here by their owners,
-# one line each, e.g. `from attnlib import data`.
+from attnlib.masking import attend, lengths_to_mask, masked_softmax, weighted_sum
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "train",
+    "seq2seq",
+    "metrics",
     "__version__",
     "attend",
+    "chunked",
     "data",
     "device",
     "fast",
@@ -29,5 +51,6 @@ __all__ = [
     "plotting",
     "rnn",
     "scores",
+    "weighted_sum",
     "widgets",
 ]

@@ -66,18 +66,40 @@ def attend(
         ``(context (..., T, dv), weights (..., T, S))``; a fully masked row gives zero weights and a zero
         context.
     """
-    _checks.tensor(scores, "scores", min_dim=2)
-    _checks.tensor(values, "values", min_dim=2)
-    _checks.same_dtype(values, "values", scores, "scores")
-    if values.shape[-2] != scores.shape[-1]:
-        raise ValueError(
-            f"values has {values.shape[-2]} positions but scores has {scores.shape[-1]} "
-            f"(values shape {_checks.shape_str(values)}, scores shape {_checks.shape_str(scores)})"
-        )
-    _checks.batch_dims(scores, "scores", values, "values")
+    _check_values(values, scores, "scores")
     weights = masked_softmax(scores, mask)  # (..., T, S)
-    context = weights @ values  # (..., T, S) @ (..., S, dv) -> (..., T, dv)
-    return context, weights
+    return weighted_sum(weights, values), weights
+
+
+def weighted_sum(weights: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """The context: the values weighted by the attention weights, however the weights were made.
+
+        c_t = sum_s alpha_{t,s} v_s = Vᵀ alpha_t        (Bahdanau et al. 2015, §3.1, eq. 5)
+
+    ``attend`` uses it after a softmax; Luong's local attention after its Gaussian window.
+
+    Args:
+        weights: ``(..., T, S)``.
+        values: ``(..., S, dv)``.
+
+    Returns:
+        context ``(..., T, dv)``.
+    """
+    _check_values(values, weights, "weights")
+    return weights @ values  # (..., T, S) @ (..., S, dv) -> (..., T, dv)
+
+
+def _check_values(values: torch.Tensor, per_position: torch.Tensor, name: str) -> None:
+    """``values (..., S, dv)`` must match ``per_position (..., T, S)`` (scores or weights) in S and batch."""
+    _checks.tensor(per_position, name, min_dim=2)
+    _checks.tensor(values, "values", min_dim=2)
+    _checks.same_dtype(values, "values", per_position, name)
+    if values.shape[-2] != per_position.shape[-1]:
+        raise ValueError(
+            f"values has {values.shape[-2]} positions but {name} has {per_position.shape[-1]} "
+            f"(values shape {_checks.shape_str(values)}, {name} shape {_checks.shape_str(per_position)})"
+        )
+    _checks.batch_dims(per_position, name, values, "values")
 
 
 def lengths_to_mask(lengths: torch.Tensor, S: int) -> torch.Tensor:

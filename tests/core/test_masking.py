@@ -1,5 +1,6 @@
 """masked_softmax, attend, lengths_to_mask: weights, padding masks and rows with nothing to attend to."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -97,3 +98,20 @@ def test_large_scores_do_not_overflow():
     e = torch.tensor([[1e4, 1e4 - 1.0, -1e4]])
     w = attnlib.masked_softmax(e)
     torch.testing.assert_close(w, torch.softmax(torch.tensor([[1.0, 0.0, -2e4]]), -1))
+
+
+def test_weighted_sum_is_the_context_of_any_weights():
+    torch.manual_seed(0)
+    weights = torch.rand(2, 3, 4, dtype=torch.float64)  # (B, T, S), e.g. local attention's windowed weights
+    values = torch.randn(2, 4, 5, dtype=torch.float64)  # (B, S, dv)
+    expected = torch.zeros(2, 3, 5, dtype=torch.float64)
+    for b in range(2):
+        for t in range(3):
+            for s in range(4):
+                expected[b, t] += weights[b, t, s] * values[b, s]
+    assert torch.allclose(attnlib.weighted_sum(weights, values), expected)
+
+
+def test_weighted_sum_names_weights_when_positions_disagree():
+    with pytest.raises(ValueError, match="values has 5 positions but weights has 4"):
+        attnlib.weighted_sum(torch.rand(2, 3, 4), torch.rand(2, 5, 3))

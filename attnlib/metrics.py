@@ -1,0 +1,134 @@
+"""How good is a model? Exact match, token accuracy, BLEU, perplexity, and alignment error rate (AER).
+
+Every function takes plain Python sequences (lists of token ids or strings), so that lessons can call them on
+decoded output, on gold data, or on hand-made examples alike. Decoded id sequences are cut at <eos> with
+``strip_special`` first.
+
+    exact match     = (1/N) sum_n [y^hat_n == y_n]
+    token accuracy  = sum_n sum_t [y^hat_{n,t} == y_{n,t}] / sum_n |y_n|
+    perplexity      = exp(-(1/N_tok) sum log p(y_t | y_<t, x))          (mean NLL over non-pad tokens)
+    BLEU            = sacrebleu.corpus_bleu                              (Papineni et al. 2002; Post 2018)
+    AER             = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)            (Och & Ney 2003, §4.1, eq. 17)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import sacrebleu
+import torch
+import torch.nn.functional as F
+
+Link = tuple[int, int]  # (target index t, source index s), 0-based, as in the data package's gold alignments
+
+
+def strip_special(ids: Iterable[int], eos: int = 2, drop: Iterable[int] = (0, 1)) -> list[int]:
+    """Token ids up to (not including) the first ``eos``, without the ids in ``drop`` (<pad>, <sos>)."""
+    drop = set(drop)
+    out = []
+    for i in ids:
+        i = int(i)
+        if i == eos:
+            break
+        if i not in drop:
+            out.append(i)
+    return out
+
+
+def exact_match(hyps: Sequence[Sequence], refs: Sequence[Sequence]) -> float:
+    """Fraction of sequences predicted exactly (same tokens, same length)."""
+    _same_count(hyps, refs)
+    return sum(list(h) == list(r) for h, r in zip(hyps, refs, strict=True)) / max(len(refs), 1)
+
+
+def token_accuracy(hyps: Sequence[Sequence], refs: Sequence[Sequence]) -> float:
+    """Position-wise accuracy over reference tokens: a missing (too short) hypothesis token counts as wrong,
+    extra hypothesis tokens are ignored."""
+    _same_count(hyps, refs)
+    correct = sum(sum(a == b for a, b in zip(h, r, strict=False)) for h, r in zip(hyps, refs, strict=True))
+    total = sum(len(r) for r in refs)
+    return correct / max(total, 1)
+
+
+def bleu(
+    hyps: Sequence[str | Sequence[str]], refs: Sequence[str | Sequence[str]], tokenize: str = "none"
+) -> float:
+    """Corpus BLEU (0-100) with sacrebleu, one reference per sentence.
+
+    Sentences are strings or lists of tokens (joined with spaces). ``tokenize="none"`` is the right choice
+    for the course's data, which is already tokenised (punctuation split off): sacrebleu then counts n-grams
+    of our own tokens. Use ``"13a"`` (sacrebleu's default, the WMT standard) only for detokenised raw text.
+    """
+    _same_count(hyps, refs)
+    hyps = [h if isinstance(h, str) else " ".join(h) for h in hyps]
+    refs = [r if isinstance(r, str) else " ".join(r) for r in refs]
+    return float(sacrebleu.corpus_bleu(hyps, [refs], tokenize=tokenize).score)
+
+
+def perplexity(logits: torch.Tensor, targets: torch.Tensor, pad: int = 0) -> float:
+    """exp(mean negative log-likelihood) of ``targets (B, T)`` under ``logits (B, T, V)``, <pad> ignored."""
+    nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=pad)
+    return float(torch.exp(nll))
+
+
+def attention_links(
+    weights: torch.Tensor, n_target: int, n_source: int | None = None, steps: Iterable[int] | None = None
+) -> frozenset[Link]:
+    """Hard alignment read off attention weights: link each target step t to argmax_s alpha_{t,s}.
+
+    Args:
+        weights: ``(T, S)`` weights of one sentence (teacher-forced on the gold target, so that step t
+            predicts gold token t, or from decoding).
+        n_target: number of target WORDS; steps t >= n_target (the <eos> step, padding) are skipped: <eos>
+            has no gold link.
+        n_source: number of source words; if given, the argmax is over s < n_source only.
+        steps: only these target steps (e.g. those with a gold link: attention must put its mass somewhere
+            even for a token without counterpart, such as "¿", and Och & Ney's AER would count that as an
+            error of the aligner although no link exists to find). Default: every t < n_target.
+    """
+    w = weights[:n_target, :n_source] if n_source is not None else weights[:n_target]
+    best = w.argmax(dim=-1).tolist()  # (n_target,)
+    keep = range(len(best)) if steps is None else sorted(set(steps) & set(range(len(best))))
+    return frozenset((t, best[t]) for t in keep)
+
+
+def aer(
+    predicted: Iterable[Link] | Sequence[Iterable[Link]],
+    sure: Iterable[Link] | Sequence[Iterable[Link]],
+    possible: Iterable[Link] | Sequence[Iterable[Link]] | None = None,
+) -> float:
+    """Alignment error rate, AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|) (Och & Ney 2003), in [0, 1].
+
+    A = predicted links, S = sure gold links, P = possible gold links (S ⊆ P; P = S when not given, which
+    is the case for the course's toy corpus). Pass one sentence as sets of ``(t, s)`` pairs, or a corpus as
+    lists of sets: the counts are then summed over sentences before dividing (corpus AER, as in Och & Ney).
+    """
+    if _is_link_set(sure):
+        predicted, sure = [predicted], [sure]
+        possible = None if possible is None else [possible]
+    if possible is None:
+        possible = sure
+    _same_count(predicted, sure)
+    hit_s = hit_p = n_a = n_s = 0
+    for a, s, p in zip(predicted, sure, possible, strict=True):
+        a, s, p = set(a), set(s), set(p) | set(s)
+        hit_s += len(a & s)
+        hit_p += len(a & p)
+        n_a += len(a)
+        n_s += len(s)
+    if n_a + n_s == 0:
+        return 0.0
+    return 1.0 - (hit_s + hit_p) / (n_a + n_s)
+
+
+def _is_link_set(x) -> bool:
+    """A single sentence's links (a set of pairs) as opposed to a corpus (a sequence of sets)."""
+    if isinstance(x, (set, frozenset)):
+        return True
+    x = list(x)
+    return len(x) == 0 or (isinstance(x[0], tuple) and len(x[0]) == 2 and isinstance(x[0][0], int))
+
+
+def _same_count(a: Sequence, b: Sequence) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"got {len(a)} hypotheses but {len(b)} references")

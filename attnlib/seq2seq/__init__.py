@@ -1,0 +1,34 @@
+"""Seq2seq models of the course: RNN encoder, three decoders, decoding. Batch-first, on ``attnlib.device()``.
+
+encoder.py   Encoder (bi-GRU/LSTM -> annotations H, bridge -> s_0)
+decoders.py  PlainDecoder (no attention, Cho et al. 2014), BahdanauDecoder (Bahdanau et al. 2015)
+luong.py     LuongDecoder (dot/general/concat/location, local-m/-p, input feeding; Luong et al. 2015)
+model.py     Seq2Seq, ModelConfig, build_model
+decoding.py  greedy, beam_search (both return attention weights)
+"""
+
+from attnlib.seq2seq.decoders import BahdanauDecoder, ContextGRUCell, DecoderConfig, PlainDecoder
+from attnlib.seq2seq.decoding import Decoded, beam_search, decode_batches, greedy
+from attnlib.seq2seq.encoder import Encoder, EncoderConfig, final_states
+from attnlib.seq2seq.luong import LuongConfig, LuongDecoder
+from attnlib.seq2seq.model import KINDS, ModelConfig, Seq2Seq, build_model
+
+__all__ = [
+    "KINDS",
+    "BahdanauDecoder",
+    "ContextGRUCell",
+    "Decoded",
+    "DecoderConfig",
+    "Encoder",
+    "EncoderConfig",
+    "LuongConfig",
+    "LuongDecoder",
+    "ModelConfig",
+    "PlainDecoder",
+    "Seq2Seq",
+    "beam_search",
+    "build_model",
+    "decode_batches",
+    "final_states",
+    "greedy",
+]

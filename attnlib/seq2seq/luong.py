@@ -1,0 +1,96 @@
+"""Luong attention: score on the CURRENT state s_t, then an attentional state s~_t (Luong et al. 2015, §3).
+
+    s_t  = GRU(x_t, s_{t-1}),   x_t = E y_{t-1}  or, with input feeding, [E y_{t-1}; s~_{t-1}]   (§3.3)
+    e_{t,s} = score(s_t, h_s)            dot / general / concat / location                  (§3.1, eq. 8-9)
+    α_t = softmax(e_t)                   global (§3.1), or local-m / local-p (§3.2, eq. 9-10)
+    c_t = Σ_s α_{t,s} h_s = Hᵀ α_t
+    s~_t = tanh(W_c [c_t; s_t])                                                                (§3, eq. 5)
+    p(y_t | y_<t, x) = softmax(W_s s~_t)                                                       (§3, eq. 6)
+
+Without input feeding, s_t does not depend on attention, so teacher forcing runs the GRU over ALL target
+steps in one call and attends for all steps at once (``vectorised=True``): the same numbers as the step loop
+(tested), in one batched matmul instead of T small ones. With input feeding the loop is unavoidable.
+Luong et al. use a stacked LSTM; we use one GRU layer, as the other decoders do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+import attnlib
+from attnlib import layers
+from attnlib.seq2seq.decoders import Decoder, DecoderConfig
+
+
+@dataclass
+class LuongConfig(DecoderConfig):
+    score: str = "general"  # "dot", "general", "concat", "location" (any name of layers.make_score)
+    local: str | None = None  # None (global), "m" (monotonic, p_t = t) or "p" (predictive)
+    window: int = 4  # D: the local window is {s : |s - p_t| <= D}
+    input_feed: bool = False
+    max_src_len: int = 128  # rows of W for the "location" score
+
+
+class LuongDecoder(Decoder):
+    def __init__(self, cfg: LuongConfig):
+        super().__init__()
+        if cfg.local not in (None, "m", "p"):
+            raise ValueError(f"local must be None, 'm' or 'p', got {cfg.local!r}")
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.emb, padding_idx=cfg.pad)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.rnn = nn.GRU(cfg.emb + (cfg.hidden if cfg.input_feed else 0), cfg.hidden, batch_first=True)
+        self.score = layers.make_score(cfg.score, cfg.hidden, cfg.d_h, cfg.attn, cfg.max_src_len)
+        self.position = layers.PositionPredictor(cfg.hidden, cfg.attn) if cfg.local == "p" else None
+        self.W_c = nn.Linear(cfg.d_h + cfg.hidden, cfg.hidden)
+        self.W_s = nn.Linear(cfg.hidden, cfg.vocab_size)
+
+    def attention(self, query, H, src_mask, src_lengths, t0: int = 0):
+        """s_t ``(B, T, d_s)`` for steps t0 … t0+T-1 -> context ``(B, T, d_h)``, weights ``(B, T, S)``."""
+        scores = self.score(query, H)  # (B, T, S)
+        if self.cfg.local is None:
+            return attnlib.attend(scores, H, src_mask)
+        if self.cfg.local == "m":
+            T = query.shape[1]
+            p = torch.arange(t0, t0 + T, device=query.device, dtype=scores.dtype)  # (T,): p_t = t
+        else:
+            p = self.position(query, src_lengths)  # (B, T)
+        weights = attnlib.local.weights(scores, p, self.cfg.window, src_mask)  # (B, T, S)
+        return attnlib.weighted_sum(weights, H), weights  # c_t = Hᵀ α_t: (B, T, d_h)
+
+    def output(self, context, s):
+        """s~_t = tanh(W_c [c_t; s_t]) and logits W_s s~_t (the softmax is in the loss)."""
+        s_tilde = torch.tanh(self.W_c(torch.cat([context, s], dim=-1)))  # (..., d_s)
+        return self.W_s(self.drop(s_tilde)), s_tilde
+
+    def start(self, H, src_mask, src_lengths, s0):
+        B = H.shape[0]
+        state = {"H": H, "mask": src_mask, "lengths": src_lengths, "s": s0, "t": 0}
+        if self.cfg.input_feed:
+            state["s_tilde"] = H.new_zeros(B, self.cfg.hidden)  # s~_0 = 0
+        return state
+
+    def step(self, y_prev, state):
+        x = self.drop(self.embed(y_prev))  # (B, emb)
+        if self.cfg.input_feed:
+            x = torch.cat([x, state["s_tilde"]], dim=-1)  # (B, emb + d_s)
+        out, _ = self.rnn(x.unsqueeze(1), state["s"].unsqueeze(0).contiguous())  # (B, 1, d_s)
+        context, weights = self.attention(out, state["H"], state["mask"], state["lengths"], state["t"])
+        logits, s_tilde = self.output(context, out)  # (B, 1, V), (B, 1, d_s)
+        new = {**state, "s": out[:, 0], "t": state["t"] + 1}
+        if self.cfg.input_feed:
+            new["s_tilde"] = s_tilde[:, 0]
+        return logits[:, 0], weights[:, 0], new
+
+    def forward(self, H, src_mask, src_lengths, s0, tgt_in, vectorised: bool = True):
+        """Teacher forcing. ``vectorised`` (ignored with input feeding) runs all steps at once."""
+        if self.cfg.input_feed or not vectorised:
+            return super().forward(H, src_mask, src_lengths, s0, tgt_in)
+        x = self.drop(self.embed(tgt_in))  # (B, T, emb)
+        states, _ = self.rnn(x, s0.unsqueeze(0).contiguous())  # (B, T, d_s): s_1 … s_T in one call
+        context, weights = self.attention(states, H, src_mask, src_lengths)  # (B, T, d_h), (B, T, S)
+        logits, _ = self.output(context, states)  # (B, T, V)
+        return logits, weights
