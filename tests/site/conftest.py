@@ -6,7 +6,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"
@@ -20,18 +19,6 @@ def site() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return SITE
-
-
-@pytest.fixture(scope="session")
-def toc_pages() -> list[str]:
-    """Every page listed in _toc.yml (without extension)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages = [toc["root"]]
-    for part in toc["parts"]:
-        for chapter in part["chapters"]:
-            pages.append(chapter["file"])
-            pages += [section["file"] for section in chapter.get("sections", [])]
-    return pages
 
 
 @pytest.fixture(scope="session")
