@@ -94,8 +94,10 @@ def build_model(kind: str, src_vocab, tgt_vocab, device: torch.device | str | No
         raise ValueError(f"option(s) {sorted(luong_only)} apply to kind='luong' only, not {kind!r}")
     config = ModelConfig(kind=kind, **cfg)
     d_h = config.hidden * (2 if config.bidirectional else 1)
-    # d_s: the decoder state size. [→h_S; ←h_1] as s_0, or the "dot" score s_tᵀ h_s, need d_s = d_h.
-    needs_d_h = config.bridge == "final" or (kind == "luong" and config.score == "dot")
+    # d_s: the decoder state size. [→h_S; ←h_1] as s_0, or a score that compares s_t with h_s directly
+    # (dot, scaled dot, cosine), need d_s = d_h.
+    same_size_scores = ("dot", "scaled_dot", "cosine")
+    needs_d_h = config.bridge == "final" or (kind == "luong" and config.score in same_size_scores)
     d_s = config.dec_hidden or (d_h if needs_d_h else config.hidden)
     encoder = Encoder(
         EncoderConfig(
