@@ -10,7 +10,7 @@ Models and lessons:
     attnlib.seq2seq   encoders, decoders, decoding       attnlib.train    the training loop
     attnlib.metrics   exact match, BLEU, AER, perplexity attnlib.plotting heatmaps and bars
     attnlib.widgets   interactive widgets                attnlib.notebook glue for the book and Colab
-    attnlib.grading   graded exercises
+    attnlib.probe     linear probes, accuracy per length attnlib.grading  graded exercises
 """
 
 from attnlib import (
@@ -22,6 +22,7 @@ from attnlib import (
     metrics,
     notebook,
     plotting,
+    probe,
     rnn,
     scores,
     seq2seq,
@@ -49,6 +50,7 @@ __all__ = [
     "masked_softmax",
     "notebook",
     "plotting",
+    "probe",
     "rnn",
     "scores",
     "weighted_sum",
