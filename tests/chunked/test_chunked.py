@@ -12,14 +12,6 @@ from attnlib.chunked import chunked_attend
 B, T, S, D, DV, A = 3, 4, 7, 5, 3, 6
 
 
-@pytest.fixture(autouse=True)
-def _seed_and_one_thread():
-    torch.manual_seed(0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny tensors: a second thread only adds synchronisation, slow on a busy CPU
-    yield
-    torch.set_num_threads(threads)
-
 
 def rand(*shape: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     return torch.randn(*shape, dtype=dtype, requires_grad=True)

@@ -10,15 +10,6 @@ from attnlib.seq2seq import build_model
 from attnlib.seq2seq.encoder import final_states
 
 
-@pytest.fixture(autouse=True)
-def _seed_and_one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    yield
-    torch.set_num_threads(threads)
-
-
 def tiny_model(vocab, hidden: int = 8):
     return build_model("plain", vocab, vocab, emb=8, hidden=hidden, device="cpu")
 

@@ -13,14 +13,6 @@ D_H, D_X, T = 6, 3, 12
 NONLINEARITIES = ["linear", "tanh"]
 
 
-@pytest.fixture(autouse=True)
-def _seed_and_one_thread():
-    torch.manual_seed(0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: a second thread only adds synchronisation, slow on a busy CPU
-    yield
-    torch.set_num_threads(threads)
-
 
 def weights(radius: float = 0.9, kind: str = "gaussian"):
     W_h = rnn.recurrent_matrix(D_H, radius, kind, seed=1)
