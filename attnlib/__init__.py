@@ -10,7 +10,8 @@ Models and lessons:
     attnlib.seq2seq   encoders, decoders, decoding       attnlib.train    the training loop
     attnlib.metrics   exact match, BLEU, AER, perplexity attnlib.plotting heatmaps and bars
     attnlib.widgets   interactive widgets                attnlib.notebook glue for the book and Colab
-    attnlib.probe     linear probes, accuracy per length attnlib.grading  graded exercises
+    attnlib.probe     linear probes, accuracy per length attnlib.transformer self-attention, tiny Transformer
+    attnlib.grading   graded exercises
 """
 
 from attnlib import (
@@ -27,6 +28,7 @@ from attnlib import (
     scores,
     seq2seq,
     train,
+    transformer,
     widgets,
 )
 from attnlib.device import device
@@ -53,6 +55,7 @@ __all__ = [
     "probe",
     "rnn",
     "scores",
+    "transformer",
     "weighted_sum",
     "widgets",
 ]
