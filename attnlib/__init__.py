@@ -11,10 +11,11 @@ Models and lessons:
     attnlib.metrics   exact match, BLEU, AER, perplexity attnlib.plotting heatmaps and bars
     attnlib.widgets   interactive widgets                attnlib.notebook glue for the book and Colab
     attnlib.probe     linear probes, accuracy per length attnlib.transformer self-attention, tiny Transformer
-    attnlib.grading   graded exercises
+    attnlib.analysis  reading alignment maps (ch. 8)  attnlib.grading  graded exercises
 """
 
 from attnlib import (
+    analysis,
     chunked,
     data,
     fast,
@@ -37,6 +38,7 @@ from attnlib.masking import attend, lengths_to_mask, masked_softmax, weighted_su
 __version__ = "0.1.0"
 
 __all__ = [
+    "analysis",
     "train",
     "seq2seq",
     "metrics",
