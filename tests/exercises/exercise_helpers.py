@@ -1,12 +1,24 @@
 """Shared names of the exercise tests (conftest.py puts this folder on sys.path)."""
 
+import importlib.util
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-import exercises  # noqa: E402  (tools/exercises.py)
+
+def _load_tool(name: str):
+    """tools/<name>.py, by path: the plain name "exercises" is also the exercises/ folder, which pytest may
+    already have imported (as a namespace package) when it collected exercises/conftest.py."""
+    spec = importlib.util.spec_from_file_location(f"course_tools_{name}", ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+exercises = _load_tool("exercises")
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SETS = [p.stem for p in exercises.masters([])]
