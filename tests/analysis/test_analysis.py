@@ -11,15 +11,6 @@ from attnlib.seq2seq import build_model
 from attnlib.seq2seq.decoding import greedy
 
 
-@pytest.fixture(autouse=True)
-def _seed_and_one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def task():
     return translation_task(seed=0, n=200)
