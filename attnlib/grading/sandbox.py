@@ -69,6 +69,11 @@ def encode(obj: Any, depth: int = 0) -> Any:
             "t": type(obj).__name__ if type(obj) in (tuple, list) else "tuple",
             "items": [encode(v, depth + 1) for v in list(obj)[:10_000]],
         }
+    if isinstance(obj, (set, frozenset)):  # e.g. alignment links {(t, s), ...}
+        return {
+            "t": "frozenset" if isinstance(obj, frozenset) else "set",
+            "items": [encode(v, depth + 1) for v in list(obj)[:10_000]],
+        }
     if isinstance(obj, dict):
         return {"t": "dict", "items": {str(k): encode(v, depth + 1) for k, v in list(obj.items())[:1000]}}
     return {"t": "opaque", "type": type(obj).__name__}
@@ -121,6 +126,12 @@ def decode(obj: Any) -> Any:
         return tuple(decode(v) for v in obj["items"])
     if kind == "list":
         return [decode(v) for v in obj["items"]]
+    if kind in ("set", "frozenset"):
+        items = [decode(v) for v in obj["items"]]
+        try:
+            return (frozenset if kind == "frozenset" else set)(items)
+        except TypeError:  # unhashable items (tensors, lists) cannot be in a set
+            raise SandboxError(f"malformed {kind}: its items are not hashable") from None
     if kind == "dict":
         return {str(k): decode(v) for k, v in obj["items"].items()}
     if kind == "opaque":

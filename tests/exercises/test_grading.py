@@ -2,6 +2,7 @@
 partial score for every typical wrong answer, and no point and no crash for every tampering submission."""
 
 import csv
+import json
 
 import pytest
 from exercise_helpers import SETS, fixture_files
@@ -39,6 +40,21 @@ def test_unreadable_notebook_scores_zero_without_crashing(graded, name):
 def test_fixture_gets_its_declared_score(graded, name, fixture):
     spec = graded[name]["fixtures"][fixture]
     assert scores(graded[name]["results"][fixture]) == pytest.approx(spec["scores"]), spec["description"]
+
+
+@pytest.mark.parametrize(
+    "name,fixture",
+    [(s, p.stem) for s in SETS for p in fixture_files(s) if "public" in json.loads(p.read_text())],
+    ids=lambda v: str(v),
+)
+def test_public_tests_catch_the_fixture_with_a_helpful_message(graded, name, fixture):
+    """A fixture's "public" entry, {question: text}: a PUBLIC test of that question fails on the wrong answer
+    with a message containing the text, so the learner sees it before handing in."""
+    spec, result = graded[name]["fixtures"][fixture], graded[name]["results"][fixture]
+    for question, text in spec["public"].items():
+        cases = next(q for q in result.questions if q.name == question).cases
+        messages = [c.message for c in cases if not c.hidden and not c.passed]
+        assert any(text in m for m in messages), (spec["description"], messages)
 
 
 @pytest.mark.parametrize("name", SETS)
