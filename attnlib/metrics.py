@@ -92,6 +92,39 @@ def attention_links(
     return frozenset((t, best[t]) for t in keep)
 
 
+def pair_links(weights: torch.Tensor, pair) -> frozenset[Link]:
+    """``attention_links`` of one gold-aligned pair (``.src``, ``.tgt``, ``.alignment``), scored where AER
+    can score it: at the target words that have a gold link, over the pair's real source words."""
+    if pair.alignment is None:
+        raise ValueError("pair has no gold alignment (alignment is None): AER needs the toy corpus's links")
+    steps = {t for t, _ in pair.alignment}
+    return attention_links(weights, len(pair.tgt), len(pair.src), steps)
+
+
+@torch.no_grad()
+def model_alignments(model, batches: Iterable) -> tuple[list[frozenset[Link]], list[frozenset[Link]]]:
+    """``(predicted, gold)`` links of every pair in ``batches``, for ``aer(predicted, gold)``.
+
+    The weights are teacher-forced: fed the gold target, step t predicts gold word t, so its weights
+    ``alpha_t`` can be compared with the gold links of word t (decoded output may differ from the gold
+    words). ``model(batch) -> (logits, weights (B, T, S))`` as the course's Seq2Seq models; each batch
+    carries its pairs in ``.examples``.
+    """
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    predicted, gold = [], []
+    try:
+        for batch in batches:
+            _, weights = model(batch.to(device))  # (B, T, S)
+            for w, pair in zip(weights.cpu(), batch.examples, strict=True):
+                predicted.append(pair_links(w, pair))
+                gold.append(frozenset(pair.alignment))
+    finally:
+        model.train(was_training)
+    return predicted, gold
+
+
 def aer(
     predicted: Iterable[Link] | Sequence[Iterable[Link]],
     sure: Iterable[Link] | Sequence[Iterable[Link]],

@@ -66,17 +66,7 @@ def run_translation(seconds: float = 60.0) -> None:
     out = decode_batches(model, test_b)
     hyps = [task.tgt_vocab.decode(t) for t in out.tokens]
     refs = [p.tgt for b in test_b for p in b.examples]
-    # AER from teacher-forced weights: step t then predicts gold word t, so its weights can be compared
-    # with the gold links of word t. Only target words that have a gold link are scored (see metrics).
-    predicted, gold = [], []
-    model.eval()
-    with torch.no_grad():
-        for b in test_b:
-            _, weights = model(b.to(next(model.parameters()).device))  # (B, T, S)
-            for w, p in zip(weights.cpu(), b.examples, strict=True):
-                steps = {t for t, _ in p.alignment}
-                predicted.append(metrics.attention_links(w, len(p.tgt), len(p.src), steps))
-                gold.append(p.alignment)
+    predicted, gold = metrics.model_alignments(model, test_b)  # teacher-forced argmax links, gold links
     report("translation_luong_train_seconds", hist.time[-1])
     report("translation_luong_train_steps", hist.step[-1])
     report("translation_luong_test_sentences", len(hyps))

@@ -7,6 +7,12 @@ import torch
 import torch.nn.functional as F
 
 from attnlib import metrics
+from attnlib.data.batching import Pair, collate
+from attnlib.seq2seq import build_model
+
+from .tiny import VOCAB
+
+SOURCES = ["abc", "fedcba", "ed"]
 
 
 def test_bleu_of_identical_corpora_is_100():
@@ -74,3 +80,32 @@ def test_strip_special_cuts_at_eos_and_drops_pad_and_sos():
 def test_metrics_refuse_corpora_of_different_sizes():
     with pytest.raises(ValueError, match="2 hypotheses but 1 references"):
         metrics.exact_match([[1], [2]], [[1]])
+
+
+def test_pair_links_score_only_gold_aligned_words_over_real_source_words():
+    pair = Pair(src=list("ab"), tgt=list("xyz"), alignment=frozenset({(0, 1), (2, 0)}))  # "y" has no link
+    weights = torch.tensor([[0.2, 0.7, 0.1], [0.9, 0.1, 0.0], [0.3, 0.2, 0.5], [1.0, 0.0, 0.0]])  # (T+1, S+1)
+    assert metrics.pair_links(weights, pair) == {(0, 1), (2, 0)}  # column 2 is padding, row 3 is <eos>
+
+
+def test_pair_links_refuse_a_pair_without_gold_alignment():
+    with pytest.raises(ValueError, match="no gold alignment"):
+        metrics.pair_links(torch.ones(2, 2), Pair(src=list("ab"), tgt=list("xy")))
+
+
+def test_model_alignments_are_the_pair_links_of_the_teacher_forced_weights():
+    reversal = [frozenset((t, len(s) - 1 - t) for t in range(len(s))) for s in SOURCES]  # gold links
+    pairs = [Pair(list(s), list(s[::-1]), links) for s, links in zip(SOURCES, reversal, strict=True)]
+    batches = [collate(pairs[:2], VOCAB, VOCAB), collate(pairs[2:], VOCAB, VOCAB)]
+    torch.manual_seed(0)
+    model = build_model("luong", VOCAB, VOCAB, emb=8, hidden=8)
+    model.train()
+    predicted, gold = metrics.model_alignments(model, batches)
+    assert model.training  # the mode it had
+    model.eval()
+    expected = []
+    for b in batches:
+        for w, p in zip(model(b)[1], b.examples, strict=True):  # teacher-forced (T, S) of each pair
+            expected.append(metrics.pair_links(w, p))
+    assert predicted == expected and gold == [p.alignment for p in pairs]
+    assert metrics.aer(predicted, gold) == metrics.aer(expected, [p.alignment for p in pairs])
