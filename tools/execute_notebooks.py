@@ -46,6 +46,7 @@ def execute(path: Path) -> float:
     nb.metadata["kernelspec"] = KERNELSPEC  # Colab and myst-nb read it; authoring tools may leave their own
     nb.metadata.pop("jupytext", None)
     os.environ["PYTHONHASHSEED"] = "0"
+    os.environ["ATTNLIB_STRICT_CLAIMS"] = "1"  # the book states its claims: a false one must stop it
     client = NotebookClient(
         nb,
         timeout=900,

@@ -16,6 +16,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 
 export PYTHONHASHSEED=0
+export ATTNLIB_STRICT_CLAIMS=1  # a claim of the prose that fails stops the notebook (attnlib.notebook.claim)
 echo "test: ruff"
 .venv/bin/ruff check .
 echo "test: strict book build"

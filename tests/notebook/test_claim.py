@@ -1,0 +1,31 @@
+"""attnlib.notebook.claim: a claim of the prose about a trained model stops the book's runs when false, and
+only prints a note in a learner's run (Colab, a GPU), where training may take another path."""
+
+import pytest
+
+from attnlib import notebook
+
+
+def test_a_true_claim_is_silent_everywhere(monkeypatch, capsys):
+    for strict in ("1", ""):
+        monkeypatch.setenv(notebook.STRICT_CLAIMS, strict)
+        notebook.claim(3 > 2, "three beats two")
+    assert capsys.readouterr().out == ""
+
+
+def test_a_false_claim_stops_the_books_runs(monkeypatch):
+    monkeypatch.setenv(notebook.STRICT_CLAIMS, "1")
+    with pytest.raises(AssertionError, match="the text claims that beam search wins"):
+        notebook.claim(False, "beam search wins")
+
+
+def test_a_false_claim_only_prints_a_note_for_a_learner(monkeypatch, capsys):
+    monkeypatch.delenv(notebook.STRICT_CLAIMS, raising=False)
+    notebook.claim(False, "beam search wins")  # and goes on
+    out = capsys.readouterr().out
+    assert out.startswith("Note: the text claims that beam search wins") and "this run" in out
+
+
+def test_a_claim_must_say_what_it_claims():
+    with pytest.raises(ValueError, match="text must say what the prose claims"):
+        notebook.claim(True, " ")
