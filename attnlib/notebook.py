@@ -42,8 +42,8 @@ def claim(holds: bool, text: str) -> None:
     """Check a claim of the prose about this run's results (returns nothing: a cell that ends with a claim
     shows no output).
 
-    If the claim is false: raises AssertionError when ``ATTNLIB_STRICT_CLAIMS=1`` (the book's builds and tests);
-    otherwise prints a note saying which sentence of the text this run does not bear out.
+    If the claim is false: raises AssertionError when ``ATTNLIB_STRICT_CLAIMS=1`` (the book's builds and
+    tests); otherwise prints a note saying which sentence of the text this run does not bear out.
     """
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"text must say what the prose claims, got {text!r}")
