@@ -29,6 +29,7 @@ import types
 from typing import Any
 
 MAX_MESSAGE = 64 * 2**20  # bytes; a reply larger than this fails the call
+MEMORY_LIMIT_MB = 4096  # per sandbox process, unless a set's config says "memory_limit_mb"
 MAX_STRING = 10_000
 _DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 
@@ -210,6 +211,10 @@ def _child(conn, cells: list[str], config: dict[str, Any], workdir: str) -> None
 
         resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, 2**20))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError instead of killing
+        # Heap and anonymous mappings (Linux >= 4.7): an allocation past the cap raises MemoryError (or
+        # torch's RuntimeError) in the learner's code instead of driving the machine into the OOM killer.
+        memory = int(config.get("memory_limit_mb", MEMORY_LIMIT_MB)) * 2**20
+        resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
     except (ImportError, ValueError, OSError):
         pass
 

@@ -1,0 +1,74 @@
+"""The learner's sandbox: only data crosses to the grader, rebuilt on the grader's side; memory is capped."""
+
+import pytest
+import torch
+
+from attnlib.grading.sandbox import MEMORY_LIMIT_MB, Opaque, Sandbox, SandboxError, decode, encode
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        3,
+        2.5,
+        "text",
+        (1, [2, 3]),
+        {"a": 1},
+        {(0, 1), (2, 2)},  # alignment links
+        frozenset({(1, 0)}),
+        set(),
+    ],
+    ids=repr,
+)
+def test_plain_values_come_back_equal_and_of_the_same_type(value):
+    back = decode(encode(value))
+    assert back == value and type(back) is type(value)
+
+
+def test_tensors_come_back_with_dtype_shape_and_values():
+    x = torch.arange(6, dtype=torch.float64).reshape(2, 3)
+    back = decode(encode(x))
+    assert back.dtype == x.dtype and torch.equal(back, x) and back.data_ptr() != x.data_ptr()
+
+
+def test_objects_become_opaque():
+    assert isinstance(decode(encode(object())), Opaque)
+
+
+def test_a_set_of_unhashable_items_is_refused():
+    with pytest.raises(SandboxError, match="not hashable"):
+        decode({"t": "set", "items": [{"t": "list", "items": [1]}]})
+
+
+def call_once(tmp_path, cells, config, name, *args):
+    """Run the cells in a fresh sandbox and return name(*args)."""
+    sandbox = Sandbox(cells, {"names": [name], **config}, str(tmp_path))
+    sandbox.start()
+    try:
+        return sandbox.call(name, args, {}, timeout=20)
+    finally:
+        sandbox.kill()
+
+
+def test_the_sandbox_caps_the_learners_memory(tmp_path):
+    cells = ["import resource\n\ndef data_limit():\n    return resource.getrlimit(resource.RLIMIT_DATA)[0]"]
+    assert call_once(tmp_path, cells, {}, "data_limit") == MEMORY_LIMIT_MB * 2**20
+    assert call_once(tmp_path, cells, {"memory_limit_mb": 1024}, "data_limit") == 2**30  # a set's own cap
+
+
+def test_an_allocation_past_the_cap_fails_in_the_learners_code_only(tmp_path):
+    cells = [
+        "import torch\n\nhog = torch.ones(2**31)  # 8 GiB: fails, the next cells still run",
+        "def hog_inside(n):\n    return torch.ones(n).sum()",
+    ]
+    sandbox = Sandbox(cells, {"names": ["hog_inside"], "memory_limit_mb": 2048}, str(tmp_path))
+    sandbox.start()
+    try:
+        assert "cell 1: RuntimeError" in sandbox.errors[0] and "allocate" in sandbox.errors[0]
+        with pytest.raises(SandboxError, match="hog_inside raised RuntimeError"):
+            sandbox.call("hog_inside", (2**31,), {}, timeout=20)
+        assert sandbox.call("hog_inside", (10,), {}, timeout=20) == 10.0  # still alive and serving
+    finally:
+        sandbox.kill()
