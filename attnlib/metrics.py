@@ -19,6 +19,8 @@ import sacrebleu
 import torch
 import torch.nn.functional as F
 
+from attnlib import _checks
+
 Link = tuple[int, int]  # (target index t, source index s), 0-based, as in the data package's gold alignments
 
 
@@ -86,6 +88,17 @@ def attention_links(
             even for a token without counterpart, such as "¿", and Och & Ney's AER would count that as an
             error of the aligner although no link exists to find). Default: every t < n_target.
     """
+    _checks.tensor(weights, "weights")
+    if weights.dim() != 2:
+        raise ValueError(f"weights must be (T, S) for one sentence, got shape {_checks.shape_str(weights)}")
+    T, S = weights.shape
+    n_target = _checks.positive_int(n_target, "n_target", allow_zero=True)
+    if n_target > T:
+        raise ValueError(f"n_target is {n_target} but weights has only {T} rows (target steps)")
+    if n_source is not None:
+        n_source = _checks.positive_int(n_source, "n_source")
+        if n_source > S:
+            raise ValueError(f"n_source is {n_source} but weights has only {S} columns (source positions)")
     w = weights[:n_target, :n_source] if n_source is not None else weights[:n_target]
     best = w.argmax(dim=-1).tolist()  # (n_target,)
     keep = range(len(best)) if steps is None else sorted(set(steps) & set(range(len(best))))

@@ -109,3 +109,23 @@ def test_model_alignments_are_the_pair_links_of_the_teacher_forced_weights():
             expected.append(metrics.pair_links(w, p))
     assert predicted == expected and gold == [p.alignment for p in pairs]
     assert metrics.aer(predicted, gold) == metrics.aer(expected, [p.alignment for p in pairs])
+
+
+W23 = torch.ones(2, 3)  # (T, S)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((torch.ones(3), 1), ValueError, r"weights must be \(T, S\).*\(3,\)"),
+        (([[1.0]], 1), TypeError, r"weights must be a torch.Tensor, got list"),
+        ((W23, 3), ValueError, r"n_target is 3 but weights has only 2 rows"),
+        ((W23, -1), ValueError, r"n_target must be >= 0, got -1"),
+        ((W23, 1.5), TypeError, r"n_target must be an int, got float"),
+        ((W23, 1, 4), ValueError, r"n_source is 4 but weights has only 3 columns"),
+        ((W23, 1, 0), ValueError, r"n_source must be > 0, got 0"),
+    ],
+)
+def test_attention_links_name_the_bad_argument(args, error, message):
+    with pytest.raises(error, match=message):
+        metrics.attention_links(*args)
