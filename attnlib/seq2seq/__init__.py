@@ -4,11 +4,11 @@ encoder.py   Encoder (bi-GRU/LSTM -> annotations H, bridge -> s_0)
 decoders.py  PlainDecoder (no attention, Cho et al. 2014), BahdanauDecoder (Bahdanau et al. 2015)
 luong.py     LuongDecoder (dot/general/concat/location, local-m/-p, input feeding; Luong et al. 2015)
 model.py     Seq2Seq, ModelConfig, build_model
-decoding.py  greedy, beam_search (both return attention weights)
+decoding.py  greedy, beam_search (both return attention weights), beam_step (one step of the search)
 """
 
 from attnlib.seq2seq.decoders import BahdanauDecoder, ContextGRUCell, DecoderConfig, PlainDecoder
-from attnlib.seq2seq.decoding import Decoded, beam_search, decode_batches, greedy
+from attnlib.seq2seq.decoding import Decoded, beam_search, beam_step, decode_batches, greedy
 from attnlib.seq2seq.encoder import Encoder, EncoderConfig, final_states
 from attnlib.seq2seq.luong import LuongConfig, LuongDecoder
 from attnlib.seq2seq.model import KINDS, ModelConfig, Seq2Seq, build_model
@@ -27,6 +27,7 @@ __all__ = [
     "PlainDecoder",
     "Seq2Seq",
     "beam_search",
+    "beam_step",
     "build_model",
     "decode_batches",
     "final_states",

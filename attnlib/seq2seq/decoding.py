@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlib import _checks
 from attnlib.data.vocab import EOS_ID, SOS_ID
 
 
@@ -74,6 +75,31 @@ def greedy(
     return Decoded(tokens, W, logp_total.tolist())
 
 
+def beam_step(
+    beam_scores: torch.Tensor, log_probs: torch.Tensor, width: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One step of beam search: the ``width`` best of all k * V candidates
+
+        cand_{i,v} = sigma_i + log p(v | y^(i)_{<t}, x),   i < k (hypotheses), v < V (words),
+
+    whichever hypotheses they extend. ``beam_scores (k,)`` are the summed log-probabilities sigma_i,
+    ``log_probs (k, V)`` the next-word log-probabilities. Returns ``(scores, parents, tokens)``, each
+    ``(width',)`` with ``width' = min(width, k * V)``, sorted by decreasing score:
+    ``scores[j] = cand[parents[j], tokens[j]]``.
+    """
+    width = _checks.positive_int(width, "width")
+    _checks.tensor(beam_scores, "beam_scores")
+    _checks.tensor(log_probs, "log_probs")
+    if beam_scores.dim() != 1 or log_probs.dim() != 2 or log_probs.shape[0] != beam_scores.shape[0]:
+        raise ValueError(
+            f"beam_scores must be (k,) and log_probs (k, V) for the same k, got shapes "
+            f"{_checks.shape_str(beam_scores)} and {_checks.shape_str(log_probs)}"
+        )
+    cand = beam_scores[:, None] + log_probs  # (k, V)
+    best, flat = cand.view(-1).topk(min(width, cand.numel()))  # (width',): one topk over all k * V
+    return best, flat // cand.shape[1], flat % cand.shape[1]  # row = parent hypothesis, column = word
+
+
 @torch.no_grad()
 def beam_search(
     model,
@@ -105,10 +131,9 @@ def beam_search(
         finished = []  # (normalised score, raw score, tokens, weights)
         for t in range(max_len):
             logits, w, state = model.decoder.step(y, state)  # (k, V), (k, S_b)
-            cand = score[:, None] + torch.log_softmax(logits.float(), dim=-1)  # (k, V)
             k_alive = width - len(finished)
-            best, flat = cand.view(-1).topk(min(k_alive, cand.numel()))  # (k',)
-            parent, y = flat // cand.shape[1], flat % cand.shape[1]  # (k',) each
+            log_probs = torch.log_softmax(logits.float(), dim=-1)  # (k, V)
+            best, parent, y = beam_step(score, log_probs, k_alive)  # (k',) each
             tokens = torch.cat([tokens[parent], y[:, None]], dim=1)  # (k', t+1)
             if w is not None:
                 step_w = w[parent, None]  # (k', 1, S_b)

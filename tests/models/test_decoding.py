@@ -1,10 +1,10 @@
-"""Specification of attnlib.seq2seq.decoding: greedy and beam search, with attention weights."""
+"""Specification of attnlib.seq2seq.decoding: greedy and beam search with attention weights; beam_step."""
 
 import pytest
 import torch
 
 from attnlib.data.vocab import EOS_ID
-from attnlib.seq2seq import beam_search, greedy
+from attnlib.seq2seq import beam_search, beam_step, greedy
 
 from .tiny import GLOBAL_ATTENTION, KINDS, tiny_batch, tiny_model
 
@@ -70,3 +70,29 @@ def test_decoding_restores_training_mode():
     model.train()
     greedy(model, batch.src, batch.src_lengths, max_len=3)
     assert model.training
+
+
+def test_beam_step_keeps_the_best_of_all_candidates_in_order():
+    beam_scores = torch.tensor([-0.5, -1.5])
+    log_probs = torch.tensor([[0.1, 0.6, 0.2, 0.1], [0.05, 0.05, 0.1, 0.8]]).log()  # (k, V) = (2, 4)
+    every = sorted(  # all k * V candidates by hand: (score, parent, token), best first
+        ((beam_scores[i] + log_probs[i, v]).item(), i, v) for i in range(2) for v in range(4)
+    )[::-1]
+    for width in (1, 3, 8, 20):  # more than k * V keeps them all
+        scores, parents, tokens = beam_step(beam_scores, log_probs, width)
+        kept = every[:width]
+        assert parents.tolist() == [i for _, i, _ in kept] and tokens.tolist() == [v for _, _, v in kept]
+        assert torch.allclose(scores, torch.tensor([c for c, _, _ in kept]))
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((torch.zeros(2), torch.zeros(2, 5), 0), ValueError, r"width must be > 0, got 0"),
+        ((torch.zeros(2), torch.zeros(3, 5), 2), ValueError, r"log_probs \(k, V\) for the same k"),
+        ((torch.zeros(2, 1), torch.zeros(2, 5), 2), ValueError, r"got shapes \(2, 1\) and \(2, 5\)"),
+    ],
+)
+def test_beam_step_names_the_bad_argument(args, error, message):
+    with pytest.raises(error, match=message):
+        beam_step(*args)
