@@ -1,6 +1,7 @@
-"""Time to grade 30 submissions of exercise set 3 with tools/grade.py's machinery (2 at a time, no Docker).
+"""Time to grade 30 submissions of one exercise set with tools/grade.py's machinery (2 at a time, no Docker).
 
-    .venv/bin/python benchmarks/grading.py
+    .venv/bin/python benchmarks/grading.py                      # set 3, the one with the most tamper fixtures
+    .venv/bin/python benchmarks/grading.py 08_translation       # any other set
 
 The 30 notebooks: 10 instructor solutions, 5 untouched learner notebooks, and the 15 typical wrong answers
 and tampering submissions of tests/exercises/fixtures that finish on their own
@@ -23,7 +24,7 @@ import exercises  # noqa: E402
 from attnlib.grading.grade import grade_folder  # noqa: E402
 from attnlib.grading.sandbox import warm_up  # noqa: E402
 
-SET = "03_dot_product_attention"
+SET = sys.argv[1] if len(sys.argv) > 1 else "03_dot_product_attention"
 
 
 def main() -> None:
@@ -46,6 +47,7 @@ def main() -> None:
         warm = time.perf_counter() - start
         results = grade_folder(bundle, folder, Path(tmp) / "results", jobs=2)
         total = time.perf_counter() - start
+    print(f"set: {SET}")
     print(f"submissions: {len(results)}")
     print(f"grading_start_s (forkserver imports torch once): {warm:.1f}")
     print(f"grading_30_submissions_s: {total:.1f}")
