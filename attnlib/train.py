@@ -102,6 +102,7 @@ def train(
     warmup: int = 0,
     min_lr_factor: float = 0.0,
     patience: int | None = None,
+    restore_best: bool = False,
     seed: int | None = 0,
     eval_every: int = 100,
     log_every: int = 10,
@@ -118,6 +119,8 @@ def train(
         schedule: "cosine" (decay to ``min_lr_factor * lr`` over the budget) or "constant".
         patience: stop after this many evaluations without improvement (of ``metric`` if given, higher is
             better; else of the validation loss), then restore the best weights. None: never stop early.
+        restore_best: without early stopping, still end with the best weights seen at an evaluation (model
+            selection on held-out data); implied by ``patience``.
         seed: seeds torch and the batch order (None: leave the RNGs alone).
         metric: ``f(model) -> float``, e.g. exact match of greedy decoding on held-out data.
     """
@@ -151,11 +154,13 @@ def train(
             value = metric(model)
             history.valid_metric.append(value)
         bar.set_postfix(valid_loss=f"{valid_loss:.3f}", **({"metric": f"{value:.4f}"} if metric else {}))
-        if patience is None or math.isnan(value):
+        if (patience is None and not restore_best) or math.isnan(value):
             return False
         if value > best:
             best, bad_evals, history.best_step = value, 0, step
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            return False
+        if patience is None:
             return False
         bad_evals += 1
         return bad_evals >= patience

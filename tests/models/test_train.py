@@ -72,6 +72,22 @@ def test_early_stopping_restores_the_best_weights(task):
         torch.testing.assert_close(v, snapshots[1][k])
 
 
+def test_restore_best_keeps_training_to_the_budget_then_restores_the_best_weights(task):
+    batches = make_batches(task.train, task.src_vocab, task.tgt_vocab, 16)
+    model = _model(task)
+    values = iter([0.5, 0.9, 0.1, 0.2, 0.3])  # best at the second of five evaluations
+    snapshots = []
+
+    def metric(m):
+        snapshots.append({k: v.clone() for k, v in m.state_dict().items()})
+        return next(values)
+
+    h = train(model, batches, steps=10, eval_every=2, restore_best=True, metric=metric, progress=False)
+    assert not h.stopped_early and h.best_step == 4 and h.eval_step == [2, 4, 6, 8, 10]
+    for k, v in model.state_dict().items():
+        torch.testing.assert_close(v, snapshots[1][k])
+
+
 def test_training_is_reproducible_with_a_seed(task):
     batches = make_batches(task.train, task.src_vocab, task.tgt_vocab, 16)
     losses = []
