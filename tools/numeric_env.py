@@ -1,0 +1,118 @@
+"""The course's one numeric environment: the settings under which every stored number is made and compared.
+
+    python tools/numeric_env.py --exports   # `export NAME=value` lines for a shell (tools/test.sh evals them)
+    python tools/numeric_env.py --check     # exit 0 if this machine reproduces the stored outputs, else say why
+
+torch picks its CPU kernels by processor: AVX2 on one machine, AVX-512 on the next, plain C on an ARM laptop.
+The kernels round differently, a trained model drifts in the third decimal within a few hundred steps, and a
+notebook's stored outputs no longer match. Everything that executes a notebook or compares numbers (the test
+command, tools/execute_notebooks.py, the exercise build and grading, the benchmarks) runs under ``PINNED``:
+
+- ``ATEN_CPU_CAPABILITY=avx2``: torch's own vectorised kernels use their AVX2 versions on every x86-64
+  processor that has AVX2, whatever more it has (AVX-512, AVX-VNNI). Measured on an AVX-512 AMD EPYC: with
+  this alone all 160 chapter cells reproduced outputs made on another machine of the same kind.
+- ``MKL_ENABLE_INSTRUCTIONS=AVX2`` and ``ONEDNN_MAX_CPU_ISA=AVX2``: the same cap for the matrix products
+  (MKL) and oneDNN's kernels; with all three, chapters 1 and 8, the two that differed with the first alone,
+  reproduced too. ``MKL_CBWR=AVX2`` was measured and left out: it switches MKL to another, slower code path
+  whose results differ from the stored ones, and the three caps already reproduce across those machines.
+- One thread (``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``): a reduction split over threads adds in another order,
+  so the thread count is part of the numbers. One thread is also the fair share on a busy machine: with two
+  CPU-bound neighbours, two OpenMP threads per kernel spin against each other (a 60-step training went from
+  4.4 s to 29.5 s), one thread only waits its turn. The test command gets its parallelism from running
+  notebooks side by side instead.
+- ``CUDA_VISIBLE_DEVICES=`` (no GPU): the stored outputs are CPU outputs; a GPU machine still reproduces them.
+- ``PYTHONHASHSEED=0``: set iteration order. The notebooks seed torch themselves.
+
+These variables are read when a process starts (torch reads them on import), so they must be in the
+environment of every kernel, not set from inside one. Where torch cannot run its AVX2 kernels (no AVX2, an
+ARM laptop) the stored numbers cannot be reproduced: ``check`` says so and the test command executes the
+notebooks without comparing their outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import MutableMapping
+
+PINNED: dict[str, str] = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "CUDA_VISIBLE_DEVICES": "",
+    "PYTHONHASHSEED": "0",
+}
+# What torch reports from inside a process started under PINNED, on a machine that reproduces.
+EXPECTED_CAPABILITY = "AVX2"
+EXPECTED_THREADS = 1
+PROBE = (
+    "import platform, torch; "
+    "print(platform.machine(), torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), "
+    "torch.cuda.is_available())"
+)
+
+
+def apply(env: MutableMapping[str, str] | None = None) -> MutableMapping[str, str]:
+    """Put the pinned settings into ``env`` (default: this process's environment, for its children)."""
+    env = os.environ if env is None else env
+    env.update(PINNED)
+    return env
+
+
+def pinned_env() -> dict[str, str]:
+    """A copy of this process's environment with the pinned settings, for a child process."""
+    return apply(dict(os.environ))
+
+
+def verdict(machine: str, capability: str, threads: int, cuda: bool) -> str | None:
+    """None if a process that reports these facts under the pin reproduces the stored outputs, else why not."""
+    if machine.lower() not in ("x86_64", "amd64"):
+        return f"this is a {machine} machine, and the stored outputs were made with x86-64 AVX2 kernels"
+    if capability != EXPECTED_CAPABILITY:
+        return (
+            f"torch runs its {capability} kernels here even when asked for AVX2 (the processor has no AVX2), "
+            "and the stored outputs were made with its AVX2 kernels"
+        )
+    if threads != EXPECTED_THREADS or cuda:
+        return (
+            f"the pin did not take effect (threads {threads}, a GPU visible: {cuda}): "
+            "run the command from tools/ rather than calling pytest directly"
+        )
+    return None
+
+
+def probe(python: str = sys.executable) -> tuple[str, str, int, bool]:
+    """(machine, CPU capability, threads, cuda) as a fresh process started under the pin reports them."""
+    out = subprocess.run(
+        [python, "-c", PROBE], env=pinned_env(), capture_output=True, text=True, check=True
+    ).stdout.split()
+    return out[0], out[1], int(out[2]), out[3] == "True"
+
+
+def check(python: str = sys.executable) -> str | None:
+    """None if this machine reproduces the stored outputs under the pin, else the reason."""
+    return verdict(*probe(python))
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--exports"]:
+        for name, value in PINNED.items():
+            print(f"export {name}={value}")
+        return 0
+    if argv == ["--check"]:
+        reason = check()
+        if reason is None:
+            print(f"numeric environment: {platform.machine()}, torch {EXPECTED_CAPABILITY} kernels, 1 thread")
+            return 0
+        print(reason)
+        return 1
+    print(__doc__.split("\n\n")[1], file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
