@@ -43,20 +43,100 @@ def feature_size(x: torch.Tensor, x_name: str, expected: int, by: str, by_tensor
         )
 
 
-def matrix(W: object, name: str, layout: str) -> torch.Tensor:
-    """A learned matrix applied as ``W x``: floating and 2-D; ``layout`` names its dims, e.g. ``(A, dq)``."""
+def same_features(x: torch.Tensor, x_name: str, ref: torch.Tensor, ref_name: str) -> None:
+    """``x`` and ``ref`` must have one feature size, as a score that compares them directly needs."""
+    feature_size(x, x_name, ref.shape[-1], ref_name, ref)
+
+
+def positions(x: torch.Tensor, x_name: str, expected: int, by: str, by_tensor: torch.Tensor) -> None:
+    """``x (..., S, d)`` must have the ``expected`` S positions of ``by`` (keys, or the scores' last dim)."""
+    if x.shape[-2] != expected:
+        raise ValueError(
+            f"{x_name} has {x.shape[-2]} positions but {by} has {expected} "
+            f"({x_name} shape {shape_str(x)}, {by} shape {shape_str(by_tensor)})"
+        )
+
+
+def sequences(**named: object) -> torch.Size:
+    """Inputs such as ``query (..., T, dq)`` and ``keys (..., S, dk)``, named by keyword, first as reference.
+
+    Each must be a floating tensor with at least 2 dims, of the first one's dtype, and with batch dims that
+    broadcast against the first one's. Returns the broadcast batch shape of them all.
+    """
+    (first_name, first), *others = named.items()
+    for name, x in named.items():
+        tensor(x, name, min_dim=2)
+    batch = first.shape[:-2]
+    for name, x in others:
+        same_dtype(x, name, first, first_name)
+        batch = torch.broadcast_shapes(batch, batch_dims(first, first_name, x, name))
+    return batch
+
+
+def matrix(
+    W: object,
+    name: str,
+    layout: str,
+    *,
+    rows: tuple[str, torch.Tensor] | None = None,
+    cols: tuple[str, torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """A learned matrix applied as ``W x``: floating and 2-D; ``layout`` names its dims, e.g. ``(A, dq)``.
+
+    ``rows`` / ``cols``: ``(name, input)`` whose feature size W's rows / columns must equal; W must then also
+    have that input's dtype (the first given).
+    """
     tensor(W, name)
     if W.dim() != 2:
         raise ValueError(f"{name} must be a matrix {layout}, got shape {shape_str(W)}")
+    inputs = [(dim, given) for dim, given in ((0, rows), (1, cols)) if given is not None]
+    if inputs:
+        same_dtype(W, name, inputs[0][1][1], inputs[0][1][0])
+    for dim, (x_name, x) in inputs:
+        feature_size(x, x_name, W.shape[dim], name, W)
     return W
 
 
-def vector(v: object, name: str, size: int, size_from: str) -> torch.Tensor:
-    """A learned vector of length ``size`` (the attention size, read off ``size_from``)."""
+def same_rows(W: torch.Tensor, name: str, ref: torch.Tensor, ref_name: str, meaning: str) -> None:
+    """Two matrices that must agree in their number of rows, e.g. the attention size A of W_q and W_k."""
+    if W.shape[0] != ref.shape[0]:
+        raise ValueError(
+            f"{name} has {W.shape[0]} rows ({meaning}) but {ref_name} has {ref.shape[0]} "
+            f"({ref_name} shape {shape_str(ref)}, {name} shape {shape_str(W)})"
+        )
+
+
+def input_size(W: torch.Tensor, name: str, expected: int, inputs: str) -> None:
+    """``W (out, in)`` must read ``expected`` features; ``inputs`` says whose, e.g. ``query and keys ...``."""
+    if W.shape[1] != expected:
+        raise ValueError(
+            f"{name} has input size {W.shape[1]} but {inputs} = {expected} ({name} shape {shape_str(W)})"
+        )
+
+
+def vector(
+    v: object, name: str, size: int, size_from: str, like: tuple[str, torch.Tensor] | None = None
+) -> torch.Tensor:
+    """A learned vector of length ``size`` (the attention size, read off ``size_from``).
+
+    ``like``: ``(name, input)`` whose dtype ``v`` must have.
+    """
     tensor(v, name)
     if v.dim() != 1 or v.shape[0] != size:
         raise ValueError(f"{name} must have shape ({size},) to match {size_from}, got shape {shape_str(v)}")
+    if like is not None:
+        same_dtype(v, name, like[1], like[0])
     return v
+
+
+def scalar(x: object, name: str) -> None:
+    """A number or a 0-dim floating tensor (a learned one, for instance); bool rejected."""
+    if isinstance(x, torch.Tensor):
+        tensor(x, name)
+        if x.dim() != 0:
+            raise ValueError(f"{name} must be a number or a 0-dim tensor, got shape {shape_str(x)}")
+    elif isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a number or a 0-dim tensor, got {type(x).__name__}")
 
 
 def batch_dims(x: torch.Tensor, x_name: str, y: torch.Tensor, y_name: str) -> torch.Size:
@@ -70,6 +150,23 @@ def batch_dims(x: torch.Tensor, x_name: str, y: torch.Tensor, y_name: str) -> to
         ) from None
 
 
+def broadcasts_to(x: torch.Tensor, name: str, shape: torch.Size, target: str) -> None:
+    """``x`` must broadcast to ``shape`` (without growing it); ``target`` describes that shape's owner."""
+    try:
+        fits = torch.broadcast_shapes(x.shape, shape) == shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name} of shape {shape_str(x)} does not broadcast to {target}")
+
+
+def flag(x: object, name: str) -> bool:
+    """A bool option (``1`` or ``"yes"`` are refused: they usually mean a misplaced argument)."""
+    if not isinstance(x, bool):
+        raise TypeError(f"{name} must be a bool, got {type(x).__name__}")
+    return x
+
+
 def positive_int(n: object, name: str, *, allow_zero: bool = False) -> int:
     """A size such as S or A: a Python int (bool rejected: ``True`` is not a size)."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
@@ -80,8 +177,24 @@ def positive_int(n: object, name: str, *, allow_zero: bool = False) -> int:
     return int(n)
 
 
-def lengths(lengths: object, name: str = "lengths", *, max_len: int | None = None) -> torch.Tensor:
-    """Sequence lengths: an integer tensor with 0 <= length (<= max_len when given)."""
+def at_most(n: int, name: str, limit: int, holder: str) -> int:
+    """``n`` must not exceed ``limit``; ``holder`` says what sets it, e.g. ``W has only 4 rows``."""
+    if n > limit:
+        raise ValueError(f"{name} is {n} but {holder}")
+    return n
+
+
+def lengths(
+    lengths: object,
+    name: str = "lengths",
+    *,
+    max_len: int | None = None,
+    one_per: tuple[str, torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """Sequence lengths: an integer tensor with 0 <= length (<= max_len when given).
+
+    ``one_per``: ``(name, input (..., T, d))``: one length per example, ``lengths`` shaped ``(...)``.
+    """
     tensor(lengths, name, floating=False)
     if lengths.dtype == torch.bool or lengths.is_floating_point() or lengths.is_complex():
         raise TypeError(f"{name} must have an integer dtype, got {lengths.dtype}")
@@ -90,11 +203,19 @@ def lengths(lengths: object, name: str = "lengths", *, max_len: int | None = Non
             raise ValueError(f"{name} must be >= 0, got {lengths.tolist()}")
         if max_len is not None and bool((lengths > max_len).any()):
             raise ValueError(f"{name} must be <= S = {max_len}, got {lengths.tolist()}")
+    if one_per is not None and lengths.shape != one_per[1].shape[:-2]:
+        x_name, x = one_per
+        raise ValueError(
+            f"{name} must have shape {tuple(x.shape[:-2])} (one per example), got shape "
+            f"{shape_str(lengths)} for {x_name} of shape {shape_str(x)}"
+        )
     return lengths
 
 
-def mask(mask: object, scores: torch.Tensor, name: str = "mask") -> torch.Tensor:
+def mask(mask: object, scores: torch.Tensor | torch.Size, name: str = "mask") -> torch.Tensor:
     """Check a bool mask (True = attend); return it in a shape that broadcasts to ``scores (..., T, S)``.
+
+    ``scores`` may be the scores themselves or only their shape (a fast path that never forms them).
 
     A padding mask ``(B, S)`` for scores ``(B, T, S)`` has one dim fewer than the scores and would, under
     plain broadcasting, be aligned with ``(T, S)``. Rule used to tell the two apart: when
@@ -106,16 +227,17 @@ def mask(mask: object, scores: torch.Tensor, name: str = "mask") -> torch.Tensor
     tensor(mask, name, floating=False)
     if mask.dtype != torch.bool:
         raise TypeError(f"{name} must be a bool tensor (True = attend), got dtype {mask.dtype}")
-    padding_shape = scores.shape[:-2] + scores.shape[-1:]  # (..., S)
-    if mask.dim() >= 1 and mask.dim() == scores.dim() - 1 and mask.shape == padding_shape:
+    shape = torch.Size(scores.shape if isinstance(scores, torch.Tensor) else scores)
+    padding_shape = shape[:-2] + shape[-1:]  # (..., S)
+    if mask.dim() >= 1 and mask.dim() == len(shape) - 1 and mask.shape == padding_shape:
         mask = mask.unsqueeze(-2)  # (..., S) -> (..., 1, S): the same padding for every query step
     try:
-        broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
+        broadcast = torch.broadcast_shapes(mask.shape, shape)
     except RuntimeError:
         broadcast = None
-    if broadcast != scores.shape:
+    if broadcast != shape:
         raise ValueError(
-            f"{name} of shape {shape_str(mask)} does not broadcast to scores of shape {shape_str(scores)}; "
+            f"{name} of shape {shape_str(mask)} does not broadcast to scores of shape {tuple(shape)}; "
             "use (..., T, S), or a padding mask (B, S) for scores (B, T, S)"
         )
     return mask

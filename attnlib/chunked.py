@@ -98,28 +98,17 @@ def chunked_attend(
         returned (as in ``attnlib.fast``). A row with nothing to attend to gets a zero context and zero
         gradients.
     """
-    for x, name in ((query, "query"), (keys, "keys"), (values, "values")):
-        _checks.tensor(x, name, min_dim=2)
-    _checks.same_dtype(keys, "keys", query, "query")
-    _checks.same_dtype(values, "values", query, "query")
-    if values.shape[-2] != keys.shape[-2]:
-        raise ValueError(
-            f"values has {values.shape[-2]} positions but keys has {keys.shape[-2]} "
-            f"(values shape {_checks.shape_str(values)}, keys shape {_checks.shape_str(keys)})"
-        )
-    batch = torch.broadcast_shapes(
-        _checks.batch_dims(query, "query", keys, "keys"), _checks.batch_dims(query, "query", values, "values")
-    )
+    batch = _checks.sequences(query=query, keys=keys, values=values)
+    _checks.positions(values, "values", keys.shape[-2], "keys", keys)
     if not callable(score_fn):
         raise TypeError(f"score_fn must be callable as score_fn(query, keys), got {type(score_fn).__name__}")
     chunk_size = _checks.positive_int(chunk_size, "chunk_size")
-    if not isinstance(recompute, bool):
-        raise TypeError(f"recompute must be a bool, got {type(recompute).__name__}")
+    _checks.flag(recompute, "recompute")
 
     T, S, dv = query.shape[-2], keys.shape[-2], values.shape[-1]
     if mask is not None:
-        scores_like = torch.empty(*batch, T, S, device="meta")  # the shape of all scores, without the memory
-        mask = torch.broadcast_to(_checks.mask(mask, scores_like), scores_like.shape)  # (..., T, S), a view
+        scores_shape = torch.Size((*batch, T, S))  # the shape of all scores, never formed
+        mask = torch.broadcast_to(_checks.mask(mask, scores_shape), scores_shape)  # (..., T, S), a view
 
     compute = _compute_dtype(query.dtype)  # float32 sums for float16 / bfloat16, as masked_softmax does
     like = {"dtype": compute, "device": query.device}

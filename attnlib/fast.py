@@ -27,18 +27,9 @@ def scaled_dot_product_attention(
         context ``(..., T, dv)``, equal to ``attnlib.attend(attnlib.scores.scaled_dot(query, keys), values,
         mask)[0]``.
     """
-    for x, name in ((query, "query"), (keys, "keys"), (values, "values")):
-        _checks.tensor(x, name, min_dim=2)
-    _checks.same_dtype(keys, "keys", query, "query")
-    _checks.same_dtype(values, "values", query, "query")
-    _checks.feature_size(keys, "keys", query.shape[-1], "query", query)
-    if values.shape[-2] != keys.shape[-2]:
-        raise ValueError(
-            f"values has {values.shape[-2]} positions but keys has {keys.shape[-2]} "
-            f"(values shape {_checks.shape_str(values)}, keys shape {_checks.shape_str(keys)})"
-        )
-    batch = _checks.batch_dims(query, "query", keys, "keys")
-    batch = torch.broadcast_shapes(batch, _checks.batch_dims(query, "query", values, "values"))
+    batch = _checks.sequences(query=query, keys=keys, values=values)
+    _checks.same_features(keys, "keys", query, "query")
+    _checks.positions(values, "values", keys.shape[-2], "keys", keys)
     # The fused kernels want the same batch dims on all three inputs.
     query = query.expand(*batch, *query.shape[-2:])  # (..., T, d)
     keys = keys.expand(*batch, *keys.shape[-2:])  # (..., S, d)
@@ -46,9 +37,8 @@ def scaled_dot_product_attention(
     if mask is None:
         return F.scaled_dot_product_attention(query, keys, values)
 
-    scores_like = torch.empty(*batch, query.shape[-2], keys.shape[-2], device="meta")  # shape only, no memory
-    mask = _checks.mask(mask, scores_like)
-    mask = torch.broadcast_to(mask, scores_like.shape)  # (..., T, S)
+    scores_shape = torch.Size((*batch, query.shape[-2], keys.shape[-2]))  # (..., T, S), never formed
+    mask = torch.broadcast_to(_checks.mask(mask, scores_shape), scores_shape)  # (..., T, S)
     has_any = mask.any(dim=-1, keepdim=True)  # (..., T, 1)
     # Let fully masked rows attend everywhere so the kernel stays finite, then zero their output; where()
     # passes no gradient to the discarded rows, so q, k and v get none from them.

@@ -80,12 +80,7 @@ class AdditiveScore(nn.Module):
     ) -> torch.Tensor:
         if projected_keys is None:
             return scores.additive(query, keys, self.W_q, self.W_k, self.v)
-        if projected_keys.shape[-2] != keys.shape[-2]:
-            raise ValueError(
-                f"projected_keys has {projected_keys.shape[-2]} positions but keys has {keys.shape[-2]} "
-                f"(projected_keys shape {_checks.shape_str(projected_keys)}, keys shape "
-                f"{_checks.shape_str(keys)})"
-            )
+        _checks.positions(projected_keys, "projected_keys", keys.shape[-2], "keys", keys)
         query_proj = scores.project(query, self.W_q, "query", "W_q")  # (..., T, A)
         return scores.additive_from_projections(query_proj, projected_keys, self.v)
 

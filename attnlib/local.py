@@ -78,18 +78,12 @@ def predict_position(
     Returns:
         p ``(B, T)`` in the dtype of ``query``.
     """
-    _checks.tensor(query, "query", min_dim=2)
+    _checks.sequences(query=query)
     _checks.matrix(W_p, "W_p", "(A, d)")
-    _checks.vector(v_p, "v_p", W_p.shape[0], f"W_p of shape {_checks.shape_str(W_p)}")
-    _checks.same_dtype(v_p, "v_p", query, "query")
+    _checks.vector(v_p, "v_p", W_p.shape[0], f"W_p of shape {_checks.shape_str(W_p)}", like=("query", query))
     if isinstance(lengths, int) and not isinstance(lengths, bool):
         lengths = torch.full(query.shape[:-2], lengths, device=query.device)
-    lengths = _checks.lengths(lengths, "lengths")
-    if lengths.shape != query.shape[:-2]:
-        raise ValueError(
-            f"lengths must have shape {tuple(query.shape[:-2])} (one per example), got shape "
-            f"{_checks.shape_str(lengths)} for query of shape {_checks.shape_str(query)}"
-        )
+    lengths = _checks.lengths(lengths, one_per=("query", query))
     hidden = torch.tanh(project(query, W_p, "query", "W_p"))  # (..., T, A)
     fraction = torch.sigmoid(hidden @ v_p)  # (..., T, A) @ (A,) -> (..., T)
     return lengths.to(query.dtype).unsqueeze(-1) * fraction  # (..., 1) * (..., T) -> (..., T)
@@ -113,18 +107,10 @@ def weights(
         weights ``(..., T, S)``, zero outside the window and the mask; not renormalised (Luong et al. 2015).
     """
     _checks.tensor(scores, "scores", min_dim=2)
-    _checks.tensor(p, "p", min_dim=1)
-    _checks.same_dtype(p, "p", scores, "scores")
+    _checks.same_dtype(_checks.tensor(p, "p", min_dim=1), "p", scores, "scores")
     D = _half_width(D)
-    try:
-        fits = torch.broadcast_shapes(p.shape, scores.shape[:-1]) == scores.shape[:-1]
-    except RuntimeError:
-        fits = False
-    if not fits:
-        raise ValueError(
-            f"p of shape {_checks.shape_str(p)} does not broadcast to the (..., T) = "
-            f"{tuple(scores.shape[:-1])} of scores of shape {_checks.shape_str(scores)}"
-        )
+    T_of_scores = f"the (..., T) = {tuple(scores.shape[:-1])} of scores of shape {_checks.shape_str(scores)}"
+    _checks.broadcasts_to(p, "p", scores.shape[:-1], T_of_scores)
     bump, inside = _gaussian_and_window(p, scores.shape[-1], D)  # (..., T, S) each
     # Full shape, so that masked_softmax cannot mistake a (T, S) window for a (B, S) padding mask.
     attend_here = torch.broadcast_to(inside, scores.shape)

@@ -66,7 +66,8 @@ def attend(
         ``(context (..., T, dv), weights (..., T, S))``; a fully masked row gives zero weights and a zero
         context.
     """
-    _check_values(values, scores, "scores")
+    _checks.sequences(scores=scores, values=values)
+    _checks.positions(values, "values", scores.shape[-1], "scores", scores)
     weights = masked_softmax(scores, mask)  # (..., T, S)
     return weighted_sum(weights, values), weights
 
@@ -85,21 +86,9 @@ def weighted_sum(weights: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     Returns:
         context ``(..., T, dv)``.
     """
-    _check_values(values, weights, "weights")
+    _checks.sequences(weights=weights, values=values)
+    _checks.positions(values, "values", weights.shape[-1], "weights", weights)
     return weights @ values  # (..., T, S) @ (..., S, dv) -> (..., T, dv)
-
-
-def _check_values(values: torch.Tensor, per_position: torch.Tensor, name: str) -> None:
-    """``values (..., S, dv)`` must match ``per_position (..., T, S)`` (scores or weights) in S and batch."""
-    _checks.tensor(per_position, name, min_dim=2)
-    _checks.tensor(values, "values", min_dim=2)
-    _checks.same_dtype(values, "values", per_position, name)
-    if values.shape[-2] != per_position.shape[-1]:
-        raise ValueError(
-            f"values has {values.shape[-2]} positions but {name} has {per_position.shape[-1]} "
-            f"(values shape {_checks.shape_str(values)}, {name} shape {_checks.shape_str(per_position)})"
-        )
-    _checks.batch_dims(per_position, name, values, "values")
 
 
 def lengths_to_mask(lengths: torch.Tensor, S: int) -> torch.Tensor:

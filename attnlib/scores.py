@@ -14,37 +14,24 @@ import torch
 from attnlib import _checks
 
 
-def _query_keys(query: torch.Tensor, keys: torch.Tensor, q_name: str = "query", k_name: str = "keys") -> None:
-    _checks.tensor(query, q_name, min_dim=2)
-    _checks.tensor(keys, k_name, min_dim=2)
-    _checks.same_dtype(keys, k_name, query, q_name)
-    _checks.batch_dims(query, q_name, keys, k_name)
-
-
-def _same_feature_size(query: torch.Tensor, keys: torch.Tensor) -> None:
-    _checks.feature_size(keys, "keys", query.shape[-1], "query", query)
-
-
 def project(x: torch.Tensor, W: torch.Tensor, x_name: str = "x", W_name: str = "W") -> torch.Tensor:
     """``W x`` for every row of ``x (..., n, d_in)`` with ``W (d_out, d_in)`` -> ``(..., n, d_out)``."""
     _checks.tensor(x, x_name, min_dim=1)
-    _checks.matrix(W, W_name, "(out, in)")
-    _checks.same_dtype(W, W_name, x, x_name)
-    _checks.feature_size(x, x_name, W.shape[1], W_name, W)
+    _checks.matrix(W, W_name, "(out, in)", cols=(x_name, x))
     return x @ W.T  # (..., n, d_in) @ (d_in, d_out) -> (..., n, d_out)
 
 
 def dot(query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
     """e_{t,s} = q_tᵀ k_s  (Luong et al. 2015, §3.1, eq. 8, "dot"). Needs dq == dk."""
-    _query_keys(query, keys)
-    _same_feature_size(query, keys)
+    _checks.sequences(query=query, keys=keys)
+    _checks.same_features(keys, "keys", query, "query")
     return query @ keys.transpose(-2, -1)  # (..., T, d) @ (..., d, S) -> (..., T, S)
 
 
 def scaled_dot(query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
     """e_{t,s} = q_tᵀ k_s / sqrt(d)  (Vaswani et al. 2017, §3.2.1, eq. 1). Needs dq == dk == d."""
-    _query_keys(query, keys)
-    _same_feature_size(query, keys)
+    _checks.sequences(query=query, keys=keys)
+    _checks.same_features(keys, "keys", query, "query")
     # Scale the query before the product (as fused kernels do): same value, but the float16 product cannot
     # overflow where the scaled result would not.
     scaled = query * (1.0 / math.sqrt(query.shape[-1]))
@@ -53,11 +40,8 @@ def scaled_dot(query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
 
 def general(query: torch.Tensor, keys: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     """e_{t,s} = q_tᵀ W k_s, ``W (dq, dk)``  (Luong et al. 2015, §3.1, eq. 8, "general")."""
-    _query_keys(query, keys)
-    _checks.matrix(W, "W", "(dq, dk)")
-    _checks.same_dtype(W, "W", query, "query")
-    _checks.feature_size(query, "query", W.shape[0], "W", W)
-    _checks.feature_size(keys, "keys", W.shape[1], "W", W)
+    _checks.sequences(query=query, keys=keys)
+    _checks.matrix(W, "W", "(dq, dk)", rows=("query", query), cols=("keys", keys))
     return (query @ W) @ keys.transpose(-2, -1)  # (..., T, dk) @ (..., dk, S) -> (..., T, S)
 
 
@@ -77,10 +61,10 @@ def additive_from_projections(
     float32 that is 655 MB (plus as much again kept for the backward pass). Score a few steps at a time
     (T=1 in a decoder loop) when that is too much.
     """
-    _query_keys(query_proj, keys_proj, "query_proj", "keys_proj")
-    _checks.feature_size(keys_proj, "keys_proj", query_proj.shape[-1], "query_proj", query_proj)
-    _checks.vector(v, "v", query_proj.shape[-1], "the attention size A of query_proj")
-    _checks.same_dtype(v, "v", query_proj, "query_proj")
+    _checks.sequences(query_proj=query_proj, keys_proj=keys_proj)
+    _checks.same_features(keys_proj, "keys_proj", query_proj, "query_proj")
+    A = query_proj.shape[-1]
+    _checks.vector(v, "v", A, "the attention size A of query_proj", like=("query_proj", query_proj))
     hidden = torch.tanh(query_proj.unsqueeze(-2) + keys_proj.unsqueeze(-3))  # (..., T, 1, A) + (..., 1, S, A)
     return hidden @ v  # (..., T, S, A) @ (A,) -> (..., T, S)
 
@@ -93,14 +77,9 @@ def additive(
     Bahdanau et al. 2015, §3.1 and appendix A.1.2: e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j), so
     W_q = W_a, W_k = U_a and the query is the previous decoder state s_{t-1}.
     """
-    _query_keys(query, keys)
+    _checks.sequences(query=query, keys=keys)
     _checks.matrix(W_q, "W_q", "(A, dq)")
-    _checks.matrix(W_k, "W_k", "(A, dk)")
-    if W_k.shape[0] != W_q.shape[0]:
-        raise ValueError(
-            f"W_k has attention size {W_k.shape[0]} but W_q has {W_q.shape[0]} "
-            f"(W_q shape {_checks.shape_str(W_q)}, W_k shape {_checks.shape_str(W_k)})"
-        )
+    _checks.same_rows(_checks.matrix(W_k, "W_k", "(A, dk)"), "W_k", W_q, "W_q", "the attention size A")
     query_proj = project(query, W_q, "query", "W_q")  # (..., T, A)
     keys_proj = project(keys, W_k, "keys", "W_k")  # (..., S, A)
     return additive_from_projections(query_proj, keys_proj, v)
@@ -112,15 +91,9 @@ def concat(query: torch.Tensor, keys: torch.Tensor, W: torch.Tensor, v: torch.Te
     Since W [q; k] = W_q q + W_k k with W = [W_q W_k] (the [W : C] identity of note 000), this is ``additive``
     with W split after its first dq columns.
     """
-    _query_keys(query, keys)
-    _checks.matrix(W, "W", "(A, dq + dk)")
+    _checks.sequences(query=query, keys=keys)
     dq, dk = query.shape[-1], keys.shape[-1]
-    if W.shape[1] != dq + dk:
-        raise ValueError(
-            f"W has input size {W.shape[1]} but query and keys have feature sizes {dq} + {dk} = {dq + dk} "
-            f"(W shape {_checks.shape_str(W)}, query shape {_checks.shape_str(query)}, "
-            f"keys shape {_checks.shape_str(keys)})"
-        )
+    _checks.input_size(_checks.matrix(W, "W", "(A, dq + dk)"), "W", dq + dk, f"[query; keys] has {dq} + {dk}")
     W_q, W_k = W[:, :dq], W[:, dq:]  # (A, dq), (A, dk)
     return additive(query, keys, W_q, W_k, v)
 
@@ -130,14 +103,9 @@ def cosine(query: torch.Tensor, keys: torch.Tensor, beta: float | torch.Tensor =
 
     ``beta`` (a number or a 0-dim tensor) sharpens the softmax. A zero vector has cosine 0 with everything.
     """
-    _query_keys(query, keys)
-    _same_feature_size(query, keys)
-    if isinstance(beta, torch.Tensor):
-        _checks.tensor(beta, "beta")
-        if beta.dim() != 0:
-            raise ValueError(f"beta must be a number or a 0-dim tensor, got shape {_checks.shape_str(beta)}")
-    elif isinstance(beta, bool) or not isinstance(beta, (int, float)):
-        raise TypeError(f"beta must be a number or a 0-dim tensor, got {type(beta).__name__}")
+    _checks.sequences(query=query, keys=keys)
+    _checks.same_features(keys, "keys", query, "query")
+    _checks.scalar(beta, "beta")
     # Norms in float32 for half types: squares of moderately large float16 entries overflow.
     compute = torch.float32 if query.dtype in (torch.float16, torch.bfloat16) else query.dtype
     q, k = query.to(compute), keys.to(compute)
@@ -154,14 +122,7 @@ def location(query: torch.Tensor, W: torch.Tensor, S: int) -> torch.Tensor:
     Luong et al. 2015, §3.1, eq. 9 ("location": a_t = softmax(W_a h_t)). Row s of W scores position s;
     only the first S rows are used for a source of length S <= S_max.
     """
-    _checks.tensor(query, "query", min_dim=2)
-    _checks.matrix(W, "W", "(S_max, dq)")
-    _checks.same_dtype(W, "W", query, "query")
-    _checks.feature_size(query, "query", W.shape[1], "W", W)
-    S = _checks.positive_int(S, "S")
-    if S > W.shape[0]:
-        raise ValueError(
-            f"S is {S} but W has only {W.shape[0]} rows (max source length {W.shape[0]}, "
-            f"W shape {_checks.shape_str(W)})"
-        )
+    _checks.sequences(query=query)
+    _checks.matrix(W, "W", "(S_max, dq)", cols=("query", query))
+    S = _checks.at_most(_checks.positive_int(S, "S"), "S", W.shape[0], f"W has only {W.shape[0]} rows")
     return project(query, W[:S], "query", "W")  # (..., T, S)

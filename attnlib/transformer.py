@@ -45,12 +45,7 @@ def self_attention(
         ``(context (..., T, d_v), weights (..., T, T))``.
     """
     _checks.matrix(W_q, "W_q", "(d_k, d_model)")
-    _checks.matrix(W_k, "W_k", "(d_k, d_model)")
-    if W_q.shape[0] != W_k.shape[0]:
-        raise ValueError(
-            f"W_k has {W_k.shape[0]} rows (d_k) but W_q has {W_q.shape[0]} "
-            f"(W_q shape {_checks.shape_str(W_q)}, W_k shape {_checks.shape_str(W_k)})"
-        )
+    _checks.same_rows(_checks.matrix(W_k, "W_k", "(d_k, d_model)"), "W_k", W_q, "W_q", "d_k")
     query = scores.project(x, W_q, "x", "W_q")  # (..., T, d_k)
     keys = scores.project(x, W_k, "x", "W_k")  # (..., T, d_k)
     values = scores.project(x, W_v, "x", "W_v")  # (..., T, d_v)
@@ -109,8 +104,7 @@ class MultiHeadSelfAttention(nn.Module):
         _checks.feature_size(x, "x", self.W_q.in_features, "W_q", self.W_q.weight)
         T = x.shape[-2]
         if mask is not None:  # (B, T) padding, (T, T), (B, T, T) … -> (..., 1, T, T): one for all heads
-            like = torch.empty(*x.shape[:-2], T, T, device="meta")
-            mask = _checks.mask(mask, like).unsqueeze(-3)
+            mask = _checks.mask(mask, torch.Size((*x.shape[:-2], T, T))).unsqueeze(-3)
         q = self.split(self.W_q(x))  # (..., h, T, hs)
         k = self.split(self.W_k(x))  # (..., h, T, hs)
         v = self.split(self.W_v(x))  # (..., h, T, hs)

@@ -37,7 +37,7 @@ q, k5, k7, v3 = r(2, 3, 5), r(2, 4, 5), r(2, 4, 7), r(2, 4, 3)
         (
             lambda: scores.additive(q, k7, r(6, 5), r(4, 7), r(6)),
             ValueError,
-            r"W_k has attention size 4 but W_q has 6",
+            r"W_k has 4 rows \(the attention size A\) but W_q has 6",
         ),
         (
             lambda: scores.additive(q, k7, r(6, 5), r(6, 7), r(5)),
