@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-import attnlib
 from attnlib.data.vocab import PAD_ID
+from attnlib.device import device as default_device
 
 
 @dataclass
@@ -211,5 +211,5 @@ def seed_everything(seed: int) -> None:
     """Seed Python's and torch's RNGs (and CUDA's, when ``attnlib.device()`` is a GPU)."""
     random.seed(seed)
     torch.manual_seed(seed)
-    if attnlib.device().type == "cuda":
+    if default_device().type == "cuda":
         torch.cuda.manual_seed_all(seed)

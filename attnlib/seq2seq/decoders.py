@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-import attnlib
 from attnlib import layers
+from attnlib.masking import attend
 from attnlib.seq2seq.encoder import final_states
 
 
@@ -172,7 +172,7 @@ class BahdanauDecoder(Decoder):
         s_prev = state["s"]
         query = s_prev.unsqueeze(1)  # (B, 1, d_s): one query per sentence, the PREVIOUS state s_{t-1}
         scores = self.score(query, state["H"], projected_keys=state["keys_proj"])  # (B, 1, S)
-        context, weights = attnlib.attend(scores, state["H"], state["mask"])  # (B, 1, d_h), (B, 1, S)
+        context, weights = attend(scores, state["H"], state["mask"])  # (B, 1, d_h), (B, 1, S)
         c = context[:, 0]  # (B, d_h)
         return c, weights[:, 0], {**state, "s": self.cell(Wy, c, s_prev)}
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-import attnlib
-from attnlib import layers
+from attnlib import layers, local
+from attnlib.masking import attend, weighted_sum
 from attnlib.seq2seq.decoders import Decoder, DecoderConfig
 
 
@@ -52,14 +52,14 @@ class LuongDecoder(Decoder):
         """s_t ``(B, T, d_s)`` for steps t0 … t0+T-1 -> context ``(B, T, d_h)``, weights ``(B, T, S)``."""
         scores = self.score(query, H)  # (B, T, S)
         if self.cfg.local is None:
-            return attnlib.attend(scores, H, src_mask)
+            return attend(scores, H, src_mask)
         if self.cfg.local == "m":
             T = query.shape[1]
             p = torch.arange(t0, t0 + T, device=query.device, dtype=scores.dtype)  # (T,): p_t = t
         else:
             p = self.position(query, src_lengths)  # (B, T)
-        weights = attnlib.local.weights(scores, p, self.cfg.window, src_mask)  # (B, T, S)
-        return attnlib.weighted_sum(weights, H), weights  # c_t = Hᵀ α_t: (B, T, d_h)
+        weights = local.weights(scores, p, self.cfg.window, src_mask)  # (B, T, S)
+        return weighted_sum(weights, H), weights  # c_t = Hᵀ α_t: (B, T, d_h)
 
     def output(self, context, s):
         """s~_t = tanh(W_c [c_t; s_t]) and logits W_s s~_t (the softmax is in the loss)."""

@@ -14,7 +14,8 @@ from dataclasses import dataclass, fields
 import torch
 from torch import nn
 
-import attnlib
+from attnlib.device import device as default_device
+from attnlib.masking import lengths_to_mask
 from attnlib.seq2seq.decoders import BahdanauDecoder, Decoder, DecoderConfig, PlainDecoder
 from attnlib.seq2seq.encoder import Encoder, EncoderConfig
 from attnlib.seq2seq.luong import LuongConfig, LuongDecoder
@@ -62,7 +63,7 @@ class Seq2Seq(nn.Module):
     ) -> dict:
         """Encode and return the decoder's initial state, for step-by-step decoding."""
         if src_mask is None:
-            src_mask = attnlib.lengths_to_mask(src_lengths.to(src.device), src.shape[1])
+            src_mask = lengths_to_mask(src_lengths.to(src.device), src.shape[1])
         H, s0 = self.encode(src, src_lengths)
         return self.decoder.start(H, src_mask, src_lengths.to(src.device), s0)
 
@@ -130,4 +131,4 @@ def build_model(kind: str, src_vocab, tgt_vocab, device: torch.device | str | No
         )
         decoder = LuongDecoder(LuongConfig(**common, **luong, max_src_len=config.max_src_len))
     model = Seq2Seq(encoder, decoder, config)
-    return model.to(attnlib.device() if device is None else device)
+    return model.to(default_device() if device is None else device)
