@@ -1,7 +1,7 @@
 """attnlib: the shared library of the course "Attention, from RNNs to Transformers".
 
 Core (functional, one implementation per equation; see the contract in the course repository):
-    attnlib.masked_softmax, attend, weighted_sum, lengths_to_mask, device
+    attnlib.masked_softmax, attend, weighted_sum, lengths_to_mask, device, evaluating (eval mode in a block)
     attnlib.scores    score functions e_{t,s}            attnlib.local    local attention (Luong §3.2)
     attnlib.layers    nn.Modules owning the parameters   attnlib.fast     fused SDPA fast path
     attnlib.chunked   chunked attention, online softmax
@@ -34,6 +34,7 @@ from attnlib import (
 )
 from attnlib.device import device
 from attnlib.masking import attend, lengths_to_mask, masked_softmax, weighted_sum
+from attnlib.modes import evaluating
 
 __version__ = "0.1.0"
 
@@ -47,6 +48,7 @@ __all__ = [
     "chunked",
     "data",
     "device",
+    "evaluating",
     "fast",
     "layers",
     "lengths_to_mask",

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlib import _checks
+from attnlib.modes import evaluating
 
 Link = tuple[int, int]  # (target index t, source index s), 0-based, as in the data package's gold alignments
 
@@ -123,18 +124,14 @@ def model_alignments(model, batches: Iterable) -> tuple[list[frozenset[Link]], l
     words). ``model(batch) -> (logits, weights (B, T, S))`` as the course's Seq2Seq models; each batch
     carries its pairs in ``.examples``.
     """
-    was_training = model.training
-    model.eval()
     device = next(model.parameters()).device
     predicted, gold = [], []
-    try:
+    with evaluating(model):
         for batch in batches:
             _, weights = model(batch.to(device))  # (B, T, S)
             for w, pair in zip(weights.cpu(), batch.examples, strict=True):
                 predicted.append(pair_links(w, pair))
                 gold.append(frozenset(pair.alignment))
-    finally:
-        model.train(was_training)
     return predicted, gold
 
 

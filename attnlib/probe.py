@@ -22,6 +22,7 @@ import torch
 
 from attnlib import metrics
 from attnlib.data import Pair, Vocab, make_batches, make_sequence_task
+from attnlib.modes import evaluating
 from attnlib.seq2seq.decoding import decode_batches
 from attnlib.seq2seq.encoder import final_states
 
@@ -61,14 +62,12 @@ def encoder_states(
     """
     if len({len(p.src) for p in pairs}) != 1:
         raise ValueError("encoder_states needs pairs of one source length")
-    was_training = model.training
-    model.eval()
     device = next(model.parameters()).device
     batch = make_batches(pairs, src_vocab, src_vocab, len(pairs))[0]
     lengths = batch.src_lengths.to(device)
-    H, _ = model.encode(batch.src.to(device), lengths)  # (N, S, d_h)
+    with evaluating(model):
+        H, _ = model.encode(batch.src.to(device), lengths)  # (N, S, d_h)
     c = final_states(H, lengths, model.encoder.cfg.bidirectional)  # (N, d_h)
-    model.train(was_training)
     return batch.src, H.cpu(), c.cpu()
 
 
@@ -131,15 +130,13 @@ def source_gradient_norms(model, batch) -> torch.Tensor:
         raise ValueError("source_gradient_norms needs sentences of one source length and one target length")
     captured = {}
     hook = model.encoder.embed.register_forward_hook(lambda module, inputs, out: captured.update(x=out))
-    was_training = model.training
-    model.eval()
     device = next(model.parameters()).device
     batch = batch.to(device)
     try:
-        logits, _ = model(batch)  # (B, T, V)
+        with evaluating(model):
+            logits, _ = model(batch)  # (B, T, V)
     finally:
         hook.remove()
-        model.train(was_training)
     logp = torch.log_softmax(logits, dim=-1).gather(2, batch.tgt_out[..., None])[..., 0]  # (B, T)
     rows = []
     for t in range(logp.shape[1]):

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from attnlib import _checks
+from attnlib.modes import evaluating
 
 Nonlinearity = Literal["linear", "tanh"]
 Tensor = torch.Tensor
@@ -287,8 +288,9 @@ def train_classifier(
 
 @torch.no_grad()
 def accuracy(model: nn.Module, tokens: Tensor, labels: Tensor) -> float:
-    model.eval()
-    return float((model(tokens).argmax(-1) == labels).float().mean())
+    """Fraction of ``labels`` the classifier predicts (argmax), in eval mode."""
+    with evaluating(model):
+        return float((model(tokens).argmax(-1) == labels).float().mean())
 
 
 def clip_by_norm(grads: list[Tensor], max_norm: float) -> tuple[list[Tensor], float]:

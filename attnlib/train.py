@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 
 from attnlib.data.vocab import PAD_ID
 from attnlib.device import device as default_device
+from attnlib.modes import evaluating
 
 
 @dataclass
@@ -47,17 +48,15 @@ def loss_fn(logits: torch.Tensor, tgt_out: torch.Tensor, pad: int = PAD_ID) -> t
 @torch.no_grad()
 def evaluate_loss(model, batches: Iterable, device: torch.device | None = None) -> float:
     """Teacher-forced cross-entropy per token over ``batches``."""
-    was_training = model.training
-    model.eval()
     device = device or next(model.parameters()).device
     total, count = 0.0, 0
-    for batch in batches:
-        batch = batch.to(device)
-        logits, _ = model(batch)
-        n = int((batch.tgt_out != PAD_ID).sum())
-        total += float(loss_fn(logits, batch.tgt_out)) * n
-        count += n
-    model.train(was_training)
+    with evaluating(model):
+        for batch in batches:
+            batch = batch.to(device)
+            logits, _ = model(batch)
+            n = int((batch.tgt_out != PAD_ID).sum())
+            total += float(loss_fn(logits, batch.tgt_out)) * n
+            count += n
     return total / max(count, 1)
 
 

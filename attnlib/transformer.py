@@ -21,6 +21,7 @@ from torch import nn
 from attnlib import _checks, fast, scores
 from attnlib.data.vocab import EOS_ID
 from attnlib.masking import attend, lengths_to_mask
+from attnlib.modes import evaluating
 
 
 def self_attention(
@@ -186,10 +187,8 @@ class TinyTransformer(nn.Module):
 @torch.no_grad()
 def predict(model: TinyTransformer, batch) -> list[list[int]]:
     """Predicted target ids of every example, all positions at once (argmax), cut at the first <eos>."""
-    was_training = model.training
-    model.eval()
-    logits, _ = model(batch.to(next(model.parameters()).device))  # (B, S+1, V)
-    model.train(was_training)
+    with evaluating(model):
+        logits, _ = model(batch.to(next(model.parameters()).device))  # (B, S+1, V)
     out = []
     for row in logits.argmax(-1).tolist():
         out.append(row[: row.index(EOS_ID)] if EOS_ID in row else row)

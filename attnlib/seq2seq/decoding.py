@@ -17,6 +17,7 @@ import torch
 
 from attnlib import _checks
 from attnlib.data.vocab import EOS_ID, SOS_ID
+from attnlib.modes import evaluating
 
 
 @dataclass
@@ -40,27 +41,25 @@ def greedy(
     model, src: torch.Tensor, src_lengths: torch.Tensor, max_len: int | None = None, eos: int = EOS_ID
 ) -> Decoded:
     """Greedy decoding of a whole batch at once; stops when every sentence has emitted <eos>."""
-    was_training = model.training
-    model.eval()
     src_lengths = src_lengths.to(src.device)
     B = src.shape[0]
     max_len = max_len or _default_max_len(src)
-    state = model.start(src, src_lengths)
     y = torch.full((B,), SOS_ID, dtype=torch.long, device=src.device)
     done = torch.zeros(B, dtype=torch.bool, device=src.device)
     logp_total = torch.zeros(B, device=src.device)
     outputs, weights = [], []
-    for _ in range(max_len):
-        logits, w, state = model.decoder.step(y, state)  # (B, V), (B, S)
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        y = logp.argmax(dim=-1)  # (B,)
-        logp_total += torch.where(done, 0.0, logp.gather(1, y[:, None])[:, 0])
-        outputs.append(y)
-        weights.append(w)
-        done |= y == eos
-        if done.all():
-            break
-    model.train(was_training)
+    with evaluating(model):
+        state = model.start(src, src_lengths)
+        for _ in range(max_len):
+            logits, w, state = model.decoder.step(y, state)  # (B, V), (B, S)
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            y = logp.argmax(dim=-1)  # (B,)
+            logp_total += torch.where(done, 0.0, logp.gather(1, y[:, None])[:, 0])
+            outputs.append(y)
+            weights.append(w)
+            done |= y == eos
+            if done.all():
+                break
     ys = torch.stack(outputs, dim=1).tolist()  # (B, steps)
     tokens, n_steps = [], []
     for row in ys:
@@ -116,52 +115,52 @@ def beam_search(
     empty or after ``max_len`` steps. The output is the finished hypothesis (or, failing any, the best
     unfinished one) with the highest length-normalised score; its weights are returned. Width 1 is greedy.
     """
-    was_training = model.training
-    model.eval()
     src_lengths = src_lengths.to(src.device)
     max_len = max_len or _default_max_len(src)
-    out_tokens, out_weights, out_scores = [], [], []
-    for b in range(src.shape[0]):
-        S_b = int(src_lengths[b])
-        state = model.start(src[b : b + 1, :S_b], src_lengths[b : b + 1])
-        tokens = torch.full((1, 0), SOS_ID, dtype=torch.long, device=src.device)  # (k, t) alive outputs
-        hist = None  # (k, t, S_b) weights of the alive hypotheses
-        score = torch.zeros(1, device=src.device)  # (k,) summed log-probabilities
-        y = torch.full((1,), SOS_ID, dtype=torch.long, device=src.device)
-        finished = []  # (normalised score, raw score, tokens, weights)
-        for t in range(max_len):
-            logits, w, state = model.decoder.step(y, state)  # (k, V), (k, S_b)
-            k_alive = width - len(finished)
-            log_probs = torch.log_softmax(logits.float(), dim=-1)  # (k, V)
-            best, parent, y = beam_step(score, log_probs, k_alive)  # (k',) each
-            tokens = torch.cat([tokens[parent], y[:, None]], dim=1)  # (k', t+1)
-            if w is not None:
-                step_w = w[parent, None]  # (k', 1, S_b)
-                hist = step_w if hist is None else torch.cat([hist[parent], step_w], dim=1)
-            ended = y == eos
-            for i in ended.nonzero()[:, 0].tolist():
-                raw = best[i].item()
-                finished.append(
-                    (raw / (t + 1) ** alpha, raw, tokens[i, :-1], None if hist is None else hist[i])
-                )
-            keep = (~ended).nonzero()[:, 0]
-            if len(keep) == 0 or len(finished) >= width:
-                break
-            tokens, score, y = tokens[keep], best[keep], y[keep]
-            hist = None if hist is None else hist[keep]
-            state = _reorder(state, parent[keep])
-        if not finished:  # nothing reached <eos> within max_len: take the best alive hypothesis
-            i = int(score.argmax())
-            raw = score[i].item()
-            finished.append(
-                (raw / tokens.shape[1] ** alpha, raw, tokens[i], None if hist is None else hist[i])
-            )
-        _, raw, toks, weights = max(finished, key=lambda f: f[0])
-        out_tokens.append(toks.tolist())
-        out_weights.append(weights)
-        out_scores.append(raw)
-    model.train(was_training)
-    return Decoded(out_tokens, None if out_weights[0] is None else out_weights, out_scores)
+    with evaluating(model):
+        found = [
+            _beam_search_one(model, src[b : b + 1, : int(S_b)], S_b[None], width, max_len, alpha, eos)
+            for b, S_b in enumerate(src_lengths)
+        ]
+    tokens, weights, scores = (list(column) for column in zip(*found, strict=True))
+    return Decoded(tokens, None if weights[0] is None else weights, scores)
+
+
+def _beam_search_one(
+    model, src: torch.Tensor, src_lengths: torch.Tensor, width: int, max_len: int, alpha: float, eos: int
+) -> tuple[list[int], torch.Tensor | None, float]:
+    """Beam search for one sentence ``src (1, S_b)``: ``(tokens, weights (steps, S_b) or None, score)``."""
+    state = model.start(src, src_lengths)
+    tokens = torch.full((1, 0), SOS_ID, dtype=torch.long, device=src.device)  # (k, t) alive outputs
+    hist = None  # (k, t, S_b) weights of the alive hypotheses
+    score = torch.zeros(1, device=src.device)  # (k,) summed log-probabilities
+    y = torch.full((1,), SOS_ID, dtype=torch.long, device=src.device)
+    finished = []  # (normalised score, raw score, tokens, weights)
+    for t in range(max_len):
+        logits, w, state = model.decoder.step(y, state)  # (k, V), (k, S_b)
+        k_alive = width - len(finished)
+        log_probs = torch.log_softmax(logits.float(), dim=-1)  # (k, V)
+        best, parent, y = beam_step(score, log_probs, k_alive)  # (k',) each
+        tokens = torch.cat([tokens[parent], y[:, None]], dim=1)  # (k', t+1)
+        if w is not None:
+            step_w = w[parent, None]  # (k', 1, S_b)
+            hist = step_w if hist is None else torch.cat([hist[parent], step_w], dim=1)
+        ended = y == eos
+        for i in ended.nonzero()[:, 0].tolist():
+            raw = best[i].item()
+            finished.append((raw / (t + 1) ** alpha, raw, tokens[i, :-1], None if hist is None else hist[i]))
+        keep = (~ended).nonzero()[:, 0]
+        if len(keep) == 0 or len(finished) >= width:
+            break
+        tokens, score, y = tokens[keep], best[keep], y[keep]
+        hist = None if hist is None else hist[keep]
+        state = _reorder(state, parent[keep])
+    if not finished:  # nothing reached <eos> within max_len: take the best alive hypothesis
+        i = int(score.argmax())
+        raw = score[i].item()
+        finished.append((raw / tokens.shape[1] ** alpha, raw, tokens[i], None if hist is None else hist[i]))
+    _, raw, toks, weights = max(finished, key=lambda f: f[0])
+    return toks.tolist(), weights, raw
 
 
 def decode_batches(model, batches, width: int = 1, max_len: int | None = None) -> Decoded:
