@@ -3,24 +3,24 @@
 encoder.py   Encoder (bi-GRU/LSTM -> annotations H, bridge -> s_0)
 decoders.py  PlainDecoder (no attention, Cho et al. 2014), BahdanauDecoder (Bahdanau et al. 2015)
 luong.py     LuongDecoder (dot/general/concat/location, local-m/-p, input feeding; Luong et al. 2015)
-model.py     Seq2Seq, ModelConfig, build_model
+config.py    ModelConfig, the one config every module of a model reads (d_h and d_s derived)
+model.py     Seq2Seq, build_model
 decoding.py  greedy, beam_search (both return attention weights), beam_step (one step of the search)
 """
 
-from attnlib.seq2seq.decoders import BahdanauDecoder, ContextGRUCell, DecoderConfig, PlainDecoder
+from attnlib.seq2seq.config import KINDS, ModelConfig
+from attnlib.seq2seq.decoders import BahdanauDecoder, ContextGRUCell, PlainDecoder
 from attnlib.seq2seq.decoding import Decoded, beam_search, beam_step, decode_batches, greedy
-from attnlib.seq2seq.encoder import Encoder, EncoderConfig, final_states
+from attnlib.seq2seq.encoder import Encoder, final_states
 from attnlib.seq2seq.luong import LuongConfig, LuongDecoder
-from attnlib.seq2seq.model import KINDS, ModelConfig, Seq2Seq, build_model
+from attnlib.seq2seq.model import Seq2Seq, build_model
 
 __all__ = [
     "KINDS",
     "BahdanauDecoder",
     "ContextGRUCell",
     "Decoded",
-    "DecoderConfig",
     "Encoder",
-    "EncoderConfig",
     "LuongConfig",
     "LuongDecoder",
     "ModelConfig",

@@ -8,30 +8,20 @@ Every decoder speaks the same small protocol, which ``model.Seq2Seq`` and ``deco
 
 ``state`` is a dict whose tensors all have the batch as their first dim, so beam search can reorder it with
 ``index_select``. Every attention equation comes from the core (``attnlib.attend``, ``attnlib.layers``).
+Every decoder reads its sizes off the model's one ``ModelConfig``: ``tgt_vocab``, ``emb``, ``d_h`` (the
+annotations, keys = values), ``d_s`` (its state), ``attn`` (A), ``dropout``.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from attnlib import layers
+from attnlib.data.vocab import PAD_ID
 from attnlib.masking import attend
+from attnlib.seq2seq.config import ModelConfig
 from attnlib.seq2seq.encoder import final_states
-
-
-@dataclass
-class DecoderConfig:
-    vocab_size: int
-    d_h: int  # size of the encoder annotations h_s (keys = values)
-    emb: int = 32
-    hidden: int = 64  # d_s, the decoder state size
-    attn: int = 64  # A, the attention hidden size (additive / concat / local-p)
-    dropout: float = 0.0
-    pad: int = 0
-    bidirectional: bool = True  # the encoder's; PlainDecoder needs it to read [→h_S; ←h_1] off H
 
 
 class Decoder(nn.Module):
@@ -78,13 +68,13 @@ class PlainDecoder(Decoder):
     c does not depend on t, so teacher forcing runs the GRU over all steps in one call. ``weights`` is None.
     """
 
-    def __init__(self, cfg: DecoderConfig):
+    def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.embed = nn.Embedding(cfg.vocab_size, cfg.emb, padding_idx=cfg.pad)
+        self.embed = nn.Embedding(cfg.tgt_vocab, cfg.emb, padding_idx=PAD_ID)
         self.drop = nn.Dropout(cfg.dropout)
-        self.rnn = nn.GRU(cfg.emb + cfg.d_h, cfg.hidden, batch_first=True)
-        self.out = DeepOutput(cfg.hidden, cfg.d_h, cfg.emb, cfg.vocab_size)
+        self.rnn = nn.GRU(cfg.emb + cfg.d_h, cfg.d_s, batch_first=True)
+        self.out = DeepOutput(cfg.d_s, cfg.d_h, cfg.emb, cfg.tgt_vocab)
 
     def start(self, H, src_mask, src_lengths, s0):
         return {"c": final_states(H, src_lengths, self.cfg.bidirectional), "s": s0}  # (B, d_h), (B, d_s)
@@ -155,14 +145,14 @@ class BahdanauDecoder(Decoder):
     c_t depends on s_{t-1}, so the steps cannot be batched over t: teacher forcing loops over steps.
     """
 
-    def __init__(self, cfg: DecoderConfig):
+    def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.embed = nn.Embedding(cfg.vocab_size, cfg.emb, padding_idx=cfg.pad)
+        self.embed = nn.Embedding(cfg.tgt_vocab, cfg.emb, padding_idx=PAD_ID)
         self.drop = nn.Dropout(cfg.dropout)
-        self.score = layers.AdditiveScore(cfg.hidden, cfg.d_h, cfg.attn)
-        self.cell = ContextGRUCell(cfg.emb, cfg.d_h, cfg.hidden)
-        self.out = DeepOutput(cfg.hidden, cfg.d_h, cfg.emb, cfg.vocab_size)
+        self.score = layers.AdditiveScore(cfg.d_s, cfg.d_h, cfg.attn)
+        self.cell = ContextGRUCell(cfg.emb, cfg.d_h, cfg.d_s)
+        self.out = DeepOutput(cfg.d_s, cfg.d_h, cfg.emb, cfg.tgt_vocab)
 
     def start(self, H, src_mask, src_lengths, s0):
         return {"H": H, "keys_proj": self.score.project_keys(H), "mask": src_mask, "s": s0}  # U H: (B, S, A)

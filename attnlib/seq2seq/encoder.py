@@ -11,48 +11,39 @@ own last real token, not at a pad, and padded positions of H are exactly 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-
-@dataclass
-class EncoderConfig:
-    vocab_size: int
-    emb: int = 32  # embedding size
-    hidden: int = 64  # RNN size per direction; d_h = 2 * hidden when bidirectional
-    cell: str = "gru"  # "gru" or "lstm"
-    bidirectional: bool = True
-    dec_hidden: int = 64  # d_s, the size of the decoder state the bridge produces
-    bridge: str = "learned"  # "learned": s_0 = tanh(W_init ←h_1); "final": s_0 = [→h_S; ←h_1]
-    dropout: float = 0.0  # on the embeddings
-    pad: int = 0
+from attnlib.data.vocab import PAD_ID
+from attnlib.seq2seq.config import ModelConfig
 
 
 class Encoder(nn.Module):
-    """Embedding + one (bi)RNN layer. ``forward(src, lengths) -> (H (B, S, d_h), s_0 (B, d_s))``."""
+    """Embedding + one (bi)RNN layer. ``forward(src, lengths) -> (H (B, S, d_h), s_0 (B, d_s))``.
 
-    def __init__(self, cfg: EncoderConfig):
+    Reads ``src_vocab``, ``emb``, ``hidden`` (per direction), ``cell``, ``bidirectional``, ``bridge``,
+    ``dropout`` (on the embeddings) and ``d_s`` (the size of the s_0 the bridge makes) off the config.
+    """
+
+    def __init__(self, cfg: ModelConfig):
         super().__init__()
         if cfg.cell not in ("gru", "lstm"):
             raise ValueError(f"cell must be 'gru' or 'lstm', got {cfg.cell!r}")
         if cfg.bridge not in ("learned", "final"):
             raise ValueError(f"bridge must be 'learned' or 'final', got {cfg.bridge!r}")
         self.cfg = cfg
-        self.d_h = cfg.hidden * (2 if cfg.bidirectional else 1)
-        if cfg.bridge == "final" and cfg.dec_hidden != self.d_h:
+        self.d_h = cfg.d_h
+        if cfg.bridge == "final" and cfg.d_s != self.d_h:
             raise ValueError(
-                f"bridge='final' passes [→h_S; ←h_1] of size {self.d_h} as s_0, "
-                f"but dec_hidden={cfg.dec_hidden}"
+                f"bridge='final' passes [→h_S; ←h_1] of size {self.d_h} as s_0, but dec_hidden={cfg.d_s}"
             )
-        self.embed = nn.Embedding(cfg.vocab_size, cfg.emb, padding_idx=cfg.pad)
+        self.embed = nn.Embedding(cfg.src_vocab, cfg.emb, padding_idx=PAD_ID)
         self.drop = nn.Dropout(cfg.dropout)
         rnn = nn.GRU if cfg.cell == "gru" else nn.LSTM
         self.rnn = rnn(cfg.emb, cfg.hidden, batch_first=True, bidirectional=cfg.bidirectional)
         # W_init reads ←h_1 only (Bahdanau), or the forward final state →h_S for a unidirectional encoder.
-        self.W_init = nn.Linear(cfg.hidden, cfg.dec_hidden) if cfg.bridge == "learned" else None
+        self.W_init = nn.Linear(cfg.hidden, cfg.d_s) if cfg.bridge == "learned" else None
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src ``(B, S)`` ids, lengths ``(B,)`` -> H ``(B, S, d_h)`` (0 on padding), s_0 ``(B, d_s)``."""

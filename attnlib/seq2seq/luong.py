@@ -15,38 +15,48 @@ Luong et al. use a stacked LSTM; we use one GRU layer, as the other decoders do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
 from attnlib import layers, local
+from attnlib.data.vocab import PAD_ID
 from attnlib.masking import attend, weighted_sum
-from attnlib.seq2seq.decoders import Decoder, DecoderConfig
+from attnlib.seq2seq.config import ModelConfig
+from attnlib.seq2seq.decoders import Decoder
 
 
-@dataclass
-class LuongConfig(DecoderConfig):
-    score: str = "general"  # "dot", "general", "concat", "location" (any name of layers.make_score)
-    local: str | None = None  # None (global), "m" (monotonic, p_t = t) or "p" (predictive)
-    window: int = 4  # D: the local window is {s : |s - p_t| <= D}
-    input_feed: bool = False
-    max_src_len: int = 128  # rows of W for the "location" score
+def LuongConfig(vocab_size: int, d_h: int, emb: int = 32, hidden: int = 64, **options) -> ModelConfig:
+    """The ``ModelConfig`` of a Luong decoder built alone (chapters 5 and 7), given in the decoder's terms:
+    target vocabulary ``vocab_size``, annotation size ``d_h``, state size ``hidden`` (d_s). ``options``:
+    other ``ModelConfig`` fields (score, local, window, input_feed, attn, dropout, max_src_len)."""
+    bidirectional = options.pop("bidirectional", True) and d_h % 2 == 0  # d_h = 2 · hidden per direction
+    per_direction = d_h // 2 if bidirectional else d_h
+    return ModelConfig(
+        src_vocab=0,  # no encoder is built from this config
+        tgt_vocab=vocab_size,
+        kind="luong",
+        emb=emb,
+        hidden=per_direction,
+        bidirectional=bidirectional,
+        dec_hidden=hidden,
+        **options,
+    )
 
 
 class LuongDecoder(Decoder):
-    def __init__(self, cfg: LuongConfig):
+    def __init__(self, cfg: ModelConfig):
         super().__init__()
         if cfg.local not in (None, "m", "p"):
             raise ValueError(f"local must be None, 'm' or 'p', got {cfg.local!r}")
         self.cfg = cfg
-        self.embed = nn.Embedding(cfg.vocab_size, cfg.emb, padding_idx=cfg.pad)
+        d_s = cfg.d_s
+        self.embed = nn.Embedding(cfg.tgt_vocab, cfg.emb, padding_idx=PAD_ID)
         self.drop = nn.Dropout(cfg.dropout)
-        self.rnn = nn.GRU(cfg.emb + (cfg.hidden if cfg.input_feed else 0), cfg.hidden, batch_first=True)
-        self.score = layers.make_score(cfg.score, cfg.hidden, cfg.d_h, cfg.attn, cfg.max_src_len)
-        self.position = layers.PositionPredictor(cfg.hidden, cfg.attn) if cfg.local == "p" else None
-        self.W_c = nn.Linear(cfg.d_h + cfg.hidden, cfg.hidden)
-        self.W_s = nn.Linear(cfg.hidden, cfg.vocab_size)
+        self.rnn = nn.GRU(cfg.emb + (d_s if cfg.input_feed else 0), d_s, batch_first=True)
+        self.score = layers.make_score(cfg.score, d_s, cfg.d_h, cfg.attn, cfg.max_src_len)
+        self.position = layers.PositionPredictor(d_s, cfg.attn) if cfg.local == "p" else None
+        self.W_c = nn.Linear(cfg.d_h + d_s, d_s)
+        self.W_s = nn.Linear(d_s, cfg.tgt_vocab)
 
     def attention(self, query, H, src_mask, src_lengths, t0: int = 0):
         """s_t ``(B, T, d_s)`` for steps t0 … t0+T-1 -> context ``(B, T, d_h)``, weights ``(B, T, S)``."""
@@ -70,7 +80,7 @@ class LuongDecoder(Decoder):
         B = H.shape[0]
         state = {"H": H, "mask": src_mask, "lengths": src_lengths, "s": s0, "t": 0}
         if self.cfg.input_feed:
-            state["s_tilde"] = H.new_zeros(B, self.cfg.hidden)  # s~_0 = 0
+            state["s_tilde"] = H.new_zeros(B, self.cfg.d_s)  # s~_0 = 0
         return state
 
     def step(self, y_prev, state):

@@ -9,36 +9,19 @@ Kinds: "plain" (no attention, Cho et al. 2014), "bahdanau" (Bahdanau et al. 2015
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 import torch
 from torch import nn
 
 from attnlib.device import device as default_device
 from attnlib.masking import lengths_to_mask
-from attnlib.seq2seq.decoders import BahdanauDecoder, Decoder, DecoderConfig, PlainDecoder
-from attnlib.seq2seq.encoder import Encoder, EncoderConfig
-from attnlib.seq2seq.luong import LuongConfig, LuongDecoder
+from attnlib.seq2seq.config import KINDS, LUONG_ONLY, ModelConfig
+from attnlib.seq2seq.decoders import BahdanauDecoder, Decoder, PlainDecoder
+from attnlib.seq2seq.encoder import Encoder
+from attnlib.seq2seq.luong import LuongDecoder
 
-KINDS = ("plain", "bahdanau", "luong")
-
-
-@dataclass
-class ModelConfig:
-    kind: str = "bahdanau"
-    emb: int = 32  # embedding size (source and target)
-    hidden: int = 64  # encoder RNN size per direction
-    dec_hidden: int | None = None  # d_s; default `hidden`, or d_h = 2 * hidden when "final"/"dot" need it
-    attn: int = 64  # attention hidden size A (additive, concat, local-p)
-    cell: str = "gru"  # encoder cell: "gru" or "lstm" (decoders use a GRU)
-    bidirectional: bool = True
-    bridge: str = "learned"  # s_0 = tanh(W_init ←h_1), or "final": s_0 = [→h_S; ←h_1]
-    dropout: float = 0.0
-    score: str = "general"  # Luong only
-    local: str | None = None  # Luong only: None, "m", "p"
-    window: int = 4  # Luong local: D
-    input_feed: bool = False  # Luong only
-    max_src_len: int = 128  # Luong "location" score
+DECODERS = {"plain": PlainDecoder, "bahdanau": BahdanauDecoder, "luong": LuongDecoder}
 
 
 class Seq2Seq(nn.Module):
@@ -80,55 +63,19 @@ def _vocab_size(vocab) -> int:
 def build_model(kind: str, src_vocab, tgt_vocab, device: torch.device | str | None = None, **cfg) -> Seq2Seq:
     """A ``Seq2Seq`` of the given kind on ``device`` (default ``attnlib.device()``).
 
-    ``src_vocab`` / ``tgt_vocab``: a ``Vocab`` or its size. ``cfg``: any field of ``ModelConfig``.
-    Luong-only options (score, local, window, input_feed) are refused for the other kinds, so that a typo
-    cannot silently train the wrong model.
+    ``src_vocab`` / ``tgt_vocab``: a ``Vocab`` or its size. ``cfg``: any other field of ``ModelConfig``.
+    Luong-only options (score, local, window, input_feed, max_src_len) are refused for the other kinds, so
+    that a typo cannot silently train the wrong model.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    known = {f.name for f in fields(ModelConfig)} - {"kind"}
+    known = {f.name for f in fields(ModelConfig)} - {"kind", "src_vocab", "tgt_vocab"}
     unknown = set(cfg) - known
     if unknown:
         raise ValueError(f"unknown option(s) {sorted(unknown)}; valid: {sorted(known)}")
-    luong_only = {"score", "local", "window", "input_feed", "max_src_len"} & set(cfg)
+    luong_only = set(LUONG_ONLY) & set(cfg)
     if kind != "luong" and luong_only:
         raise ValueError(f"option(s) {sorted(luong_only)} apply to kind='luong' only, not {kind!r}")
-    config = ModelConfig(kind=kind, **cfg)
-    d_h = config.hidden * (2 if config.bidirectional else 1)
-    # d_s: the decoder state size. [→h_S; ←h_1] as s_0, or a score that compares s_t with h_s directly
-    # (dot, scaled dot, cosine), need d_s = d_h.
-    same_size_scores = ("dot", "scaled_dot", "cosine")
-    needs_d_h = config.bridge == "final" or (kind == "luong" and config.score in same_size_scores)
-    d_s = config.dec_hidden or (d_h if needs_d_h else config.hidden)
-    encoder = Encoder(
-        EncoderConfig(
-            vocab_size=_vocab_size(src_vocab),
-            emb=config.emb,
-            hidden=config.hidden,
-            cell=config.cell,
-            bidirectional=config.bidirectional,
-            dec_hidden=d_s,
-            bridge=config.bridge,
-            dropout=config.dropout,
-        )
-    )
-    common = dict(
-        vocab_size=_vocab_size(tgt_vocab),
-        d_h=d_h,
-        emb=config.emb,
-        hidden=d_s,
-        attn=config.attn,
-        dropout=config.dropout,
-        bidirectional=config.bidirectional,
-    )
-    if kind == "plain":
-        decoder = PlainDecoder(DecoderConfig(**common))
-    elif kind == "bahdanau":
-        decoder = BahdanauDecoder(DecoderConfig(**common))
-    else:
-        luong = dict(
-            score=config.score, local=config.local, window=config.window, input_feed=config.input_feed
-        )
-        decoder = LuongDecoder(LuongConfig(**common, **luong, max_src_len=config.max_src_len))
-    model = Seq2Seq(encoder, decoder, config)
+    config = ModelConfig(_vocab_size(src_vocab), _vocab_size(tgt_vocab), kind, **cfg)
+    model = Seq2Seq(Encoder(config), DECODERS[kind](config), config)  # the encoder's parameters first
     return model.to(default_device() if device is None else device)
