@@ -27,7 +27,13 @@ import torch
 from torch import nn
 
 from attnlib import _checks
-from attnlib.modes import evaluating
+
+# Chapter 1 runs its recall experiment through this module (rnn.recall_task, rnn.train_classifier, ...): the
+# task lives with the data, the classifier in attnlib.classifier, its training in attnlib.train.
+from attnlib.classifier import RecallClassifier as RecallClassifier
+from attnlib.classifier import accuracy as accuracy
+from attnlib.classifier import train_classifier as train_classifier
+from attnlib.data.recall import recall_task as recall_task
 
 Nonlinearity = Literal["linear", "tanh"]
 Tensor = torch.Tensor
@@ -219,78 +225,6 @@ def cell_gradient_norms(module: nn.Module, xs: Tensor) -> Tensor:
             lambda s, x: torch.cat(cell(x, (s[:H], s[H:]))), xs.new_zeros(2 * H), xs
         )
     return _norms_by_perturbation(lambda s, x: cell(x, s), xs.new_zeros(H), xs)
-
-
-def recall_task(
-    n: int, k: int, n_symbols: int = 8, n_distractors: int = 4, seed: int = 0
-) -> tuple[Tensor, Tensor]:
-    """Recall the first symbol after ``k`` distractors: ``tokens (n, k+1)`` and ``labels (n,)``.
-
-    tokens[:, 0] is a symbol in [0, n_symbols) and is the label; tokens[:, 1:] are distractors drawn from
-    [n_symbols, n_symbols + n_distractors). The answer is read after the last token, so its gradient must
-    travel k steps back (a "latch" problem, Bengio et al. 1994). Chance accuracy is 1 / n_symbols.
-    """
-    n, k = _checks.positive_int(n, "n"), _checks.positive_int(k, "k", allow_zero=True)
-    if _checks.positive_int(n_symbols, "n_symbols") < 2:
-        raise ValueError(f"n_symbols must be >= 2, got {n_symbols}")
-    n_distractors = _checks.positive_int(n_distractors, "n_distractors")
-    g = torch.Generator().manual_seed(seed)
-    labels = torch.randint(n_symbols, (n,), generator=g)
-    distractors = torch.randint(n_symbols, n_symbols + n_distractors, (n, k), generator=g)
-    return torch.cat([labels[:, None], distractors], 1), labels
-
-
-class RecallClassifier(nn.Module):
-    """Embedding -> one-layer RNN (tanh) / GRU / LSTM -> linear read-out of the last hidden state h_T."""
-
-    def __init__(
-        self, kind: Literal["rnn", "gru", "lstm"], vocab_size: int, n_classes: int, hidden: int = 32
-    ):
-        super().__init__()
-        layers = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
-        if kind not in layers:
-            raise ValueError(f"kind must be one of {sorted(layers)}, got {kind!r}")
-        self.embed = nn.Embedding(vocab_size, hidden)
-        self.rnn = layers[kind](hidden, hidden, batch_first=True)
-        self.out = nn.Linear(hidden, n_classes)
-
-    def forward(self, tokens: Tensor) -> Tensor:
-        states, _ = self.rnn(self.embed(tokens))  # (B, T, hidden)
-        return self.out(states[:, -1])  # (B, n_classes)
-
-
-def train_classifier(
-    model: nn.Module,
-    tokens: Tensor,
-    labels: Tensor,
-    steps: int = 200,
-    batch_size: int = 64,
-    lr: float = 1e-2,
-    clip: float | None = 1.0,
-    seed: int = 0,
-) -> list[float]:
-    """Adam on the cross-entropy of random minibatches, gradient norm clipped at ``clip``; returns losses."""
-    g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = []
-    model.train()
-    for _ in range(_checks.positive_int(steps, "steps")):
-        idx = torch.randint(len(labels), (batch_size,), generator=g)
-        loss = nn.functional.cross_entropy(model(tokens[idx]), labels[idx])
-        opt.zero_grad()
-        loss.backward()
-        if clip is not None:
-            nn.utils.clip_grad_norm_(model.parameters(), clip)
-        opt.step()
-        losses.append(loss.item())
-    return losses
-
-
-@torch.no_grad()
-def accuracy(model: nn.Module, tokens: Tensor, labels: Tensor) -> float:
-    """Fraction of ``labels`` the classifier predicts (argmax), in eval mode."""
-    with evaluating(model):
-        return float((model(tokens).argmax(-1) == labels).float().mean())
 
 
 def clip_by_norm(grads: list[Tensor], max_norm: float) -> tuple[list[Tensor], float]:

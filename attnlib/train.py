@@ -16,6 +16,7 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -43,6 +44,12 @@ class History:
 def loss_fn(logits: torch.Tensor, tgt_out: torch.Tensor, pad: int = PAD_ID) -> torch.Tensor:
     """Mean cross-entropy over the real target tokens: logits ``(B, T, V)``, tgt_out ``(B, T)``."""
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=pad)
+
+
+def teacher_forced_loss(model: torch.nn.Module, batch) -> torch.Tensor:
+    """The seq2seq objective: ``loss_fn`` of the logits the model gives when fed ``batch.tgt_in``."""
+    logits, _ = model(batch)
+    return loss_fn(logits, batch.tgt_out)
 
 
 @torch.no_grad()
@@ -107,6 +114,7 @@ def train(
     log_every: int = 10,
     metric: Callable[[torch.nn.Module], float] | None = None,
     progress: bool = True,
+    objective: Callable[[torch.nn.Module, Any], torch.Tensor] | None = None,
 ) -> History:
     """Train ``model`` in place with Adam; return its :class:`History`.
 
@@ -122,6 +130,7 @@ def train(
             selection on held-out data); implied by ``patience``.
         seed: seeds torch and the batch order (None: leave the RNGs alone).
         metric: ``f(model) -> float``, e.g. exact match of greedy decoding on held-out data.
+        objective: ``f(model, batch) -> loss`` to minimise; default: ``teacher_forced_loss`` (seq2seq).
     """
     if steps is None and seconds is None:
         raise ValueError("give a budget: steps=..., seconds=..., or both")
@@ -173,9 +182,7 @@ def train(
         factor = lr_factor(fraction, step, warmup, schedule, min_lr_factor)
         for group in opt.param_groups:
             group["lr"] = lr * factor
-        batch = next(batches).to(device)
-        logits, _ = model(batch)
-        loss = loss_fn(logits, batch.tgt_out)
+        loss = (objective or teacher_forced_loss)(model, next(batches).to(device))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if clip is not None:

@@ -5,6 +5,7 @@
     dates        human-readable dates -> ISO "YYYY-MM-DD", character level
     translation  toy English -> Spanish from a small grammar, with gold word alignments
     algorithmic  copy / reverse / sort of digit sequences
+    recall       chapter 1's recall task: the first symbol after k distractors (tensors, not pairs)
     tatoeba      the real English-Spanish pairs of the TensorFlow NMT tutorial (spa.txt)
 
 A lesson's data in three lines:
@@ -17,6 +18,7 @@ A lesson's data in three lines:
 from attnlib.data.algorithmic import make_sequence_task, sequence_task
 from attnlib.data.batching import Batch, Pair, Task, build_task, collate, make_batches, split
 from attnlib.data.dates import date_formats, dates_task, make_dates, render
+from attnlib.data.recall import recall_task
 from attnlib.data.tatoeba import load_tatoeba, normalize
 from attnlib.data.translation import make_translation_pairs, translation_task
 from attnlib.data.vocab import EOS_ID, PAD_ID, SOS_ID, UNK_ID, Vocab
@@ -40,6 +42,7 @@ __all__ = [
     "make_sequence_task",
     "make_translation_pairs",
     "normalize",
+    "recall_task",
     "render",
     "sequence_task",
     "split",

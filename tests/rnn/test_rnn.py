@@ -1,5 +1,5 @@
 """attnlib.rnn as a specification: the Jacobian product against autograd, ρ^k for ρ·Q, the tanh bound,
-the spectral-radius helper, the recall task, clipping, and errors that name the argument (float64)."""
+the spectral-radius helper, clipping, and errors that name the argument (float64)."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from attnlib import rnn
+from attnlib import classifier, data, rnn
 
 D_H, D_X, T = 6, 3, 12
 NONLINEARITIES = ["linear", "tanh"]
@@ -160,26 +160,11 @@ def test_lstm_state_is_h_and_c():
     torch.testing.assert_close(rnn.cell_gradient_norms(cell, sequence()), expected)
 
 
-def test_recall_task_is_deterministic_by_seed():
-    a, b = rnn.recall_task(50, 7, seed=3), rnn.recall_task(50, 7, seed=3)
-    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
-    assert not torch.equal(a[0], rnn.recall_task(50, 7, seed=4)[0])
-
-
-def test_recall_task_label_is_the_first_symbol_and_the_rest_are_distractors():
-    tokens, labels = rnn.recall_task(200, 9, n_symbols=5, n_distractors=3)
-    assert tokens.shape == (200, 10) and labels.shape == (200,)
-    assert torch.equal(tokens[:, 0], labels)
-    assert bool(((labels >= 0) & (labels < 5)).all())
-    assert bool(((tokens[:, 1:] >= 5) & (tokens[:, 1:] < 8)).all())
-
-
-def test_a_gru_learns_to_recall_after_a_few_distractors():
-    tokens, labels = rnn.recall_task(1000, 3, seed=1)
-    test_tokens, test_labels = rnn.recall_task(300, 3, seed=2)
-    model = rnn.RecallClassifier("gru", vocab_size=12, n_classes=8, hidden=16)
-    rnn.train_classifier(model, tokens, labels, steps=80)
-    assert rnn.accuracy(model, test_tokens, test_labels) > 0.9
+def test_chapter_1_reaches_the_recall_experiment_through_rnn():
+    assert rnn.recall_task is data.recall_task
+    assert rnn.RecallClassifier is classifier.RecallClassifier
+    assert rnn.train_classifier is classifier.train_classifier
+    assert rnn.accuracy is classifier.accuracy
 
 
 def test_clip_by_norm_matches_torch_and_keeps_the_direction():
@@ -219,10 +204,6 @@ def test_clip_by_norm_leaves_small_gradients_alone():
         (lambda: rnn.recurrent_matrix(4, 0.0), r"radius must be > 0, got 0.0"),
         (lambda: rnn.recurrent_matrix(4, 1.0, "uniform"), r"kind must be 'gaussian' or 'orthogonal'"),
         (lambda: rnn.recurrent_matrix(0, 1.0), r"d_h must be > 0, got 0"),
-        (lambda: rnn.recall_task(10, -1), r"k must be >= 0, got -1"),
-        (lambda: rnn.recall_task(10, 3, n_symbols=1), r"n_symbols must be >= 2, got 1"),
-        (lambda: rnn.recall_task(0, 3), r"n must be > 0, got 0"),
-        (lambda: rnn.RecallClassifier("transformer", 12, 8), r"kind must be one of \['gru', 'lstm', 'rnn'\]"),
         (lambda: rnn.set_memory_gate_bias(nn.RNNCell(3, 4), 1.0), r"module must be a GRU or an LSTM"),
         (
             lambda: rnn.cell_gradient_norms(nn.GRU(3, 4, num_layers=2), sequence()),
