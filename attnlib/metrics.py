@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import sacrebleu
 import torch
 import torch.nn.functional as F
 
 from attnlib import _checks
+from attnlib.data.vocab import EOS_ID, PAD_ID, SOS_ID
 from attnlib.modes import evaluating
 
 Link = tuple[int, int]  # (target index t, source index s), 0-based, as in the data package's gold alignments
 
 
-def strip_special(ids: Iterable[int], eos: int = 2, drop: Iterable[int] = (0, 1)) -> list[int]:
+def strip_special(ids: Iterable[int], eos: int = EOS_ID, drop: Iterable[int] = (PAD_ID, SOS_ID)) -> list[int]:
     """Token ids up to (not including) the first ``eos``, without the ids in ``drop`` (<pad>, <sos>)."""
     drop = set(drop)
     out = []
@@ -62,6 +62,8 @@ def bleu(
     for the course's data, which is already tokenised (punctuation split off): sacrebleu then counts n-grams
     of our own tokens. Use ``"13a"`` (sacrebleu's default, the WMT standard) only for detokenised raw text.
     """
+    import sacrebleu  # here, not at the top: `import attnlib` does not need it
+
     _same_count(hyps, refs)
     hyps = [h if isinstance(h, str) else " ".join(h) for h in hyps]
     refs = [r if isinstance(r, str) else " ".join(r) for r in refs]

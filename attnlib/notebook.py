@@ -18,21 +18,35 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from matplotlib.figure import Figure
+import torch
 
 STRICT_CLAIMS = "ATTNLIB_STRICT_CLAIMS"
 
-try:
-    from myst_nb import glue as _myst_glue
-except ImportError:  # Colab, or a plain Jupyter without the book's tools
-    _myst_glue = None
+# myst-nb's glue, looked up on the first call (myst-nb and matplotlib are not needed to `import attnlib`);
+# None where myst-nb is not installed.
+_NOT_LOOKED_UP = object()
+_myst_glue: Any = _NOT_LOOKED_UP
+
+
+def _book_glue():
+    global _myst_glue
+    if _myst_glue is _NOT_LOOKED_UP:
+        try:
+            from myst_nb import glue as _myst_glue
+        except ImportError:  # Colab, or a plain Jupyter without the book's tools
+            _myst_glue = None
+    return _myst_glue
 
 
 def glue(name: str, value: Any, display: bool = False) -> None:
     """Record ``value`` under ``name`` for the book (myst-nb); in Colab show figures instead."""
-    if _myst_glue is not None:
-        _myst_glue(name, value, display=display)
-    elif isinstance(value, Figure):
+    book_glue = _book_glue()
+    if book_glue is not None:
+        book_glue(name, value, display=display)
+        return
+    from matplotlib.figure import Figure
+
+    if isinstance(value, Figure):
         from IPython.display import display as show
 
         show(value)
@@ -53,6 +67,7 @@ def claim(holds: bool, text: str) -> None:
         raise AssertionError(f"the text claims that {text}, but this run does not bear it out")
     print(
         f"Note: the text claims that {text}, but this run does not bear it out. The book was run on a "
-        "2-core CPU with torch 2.13; other hardware or versions train along a slightly different path, so "
-        "read this run's numbers above rather than the sentence."
+        "2-core CPU with the torch version pinned in requirements-course.txt; this run uses torch "
+        f"{torch.__version__}. Other hardware or versions train along a slightly different path, so read "
+        "this run's numbers above rather than the sentence."
     )

@@ -7,10 +7,12 @@ so that a lesson can lay out several plots in one figure.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import matplotlib.pyplot as plt
 import torch
-from matplotlib.axes import Axes
+
+if TYPE_CHECKING:  # matplotlib is imported where a plot is drawn: `import attnlib` does not need it
+    from matplotlib.axes import Axes
 
 
 def _numpy(x):
@@ -40,6 +42,8 @@ def heatmap(
         if labels is not None and len(labels) != size:
             raise ValueError(f"{name} has {len(labels)} labels but weights have {size} {name} positions")
     if ax is None:
+        import matplotlib.pyplot as plt
+
         _, ax = plt.subplots(figsize=(0.5 * S + 2.5, 0.45 * T + 1.5))
     image = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=max(1e-9, float(w.max())), aspect="auto")
     ax.set_xticks(range(S), source if source is not None else [str(s + 1) for s in range(S)], rotation=60)
@@ -72,6 +76,8 @@ def bars(
     if labels is not None and len(labels) != len(w):
         raise ValueError(f"labels has {len(labels)} entries but weights has {len(w)}")
     if ax is None:
+        import matplotlib.pyplot as plt
+
         _, ax = plt.subplots(figsize=(4, 3))
     names = list(labels) if labels is not None else [str(s + 1) for s in range(len(w))]
     ax.bar(names, w, color="tab:blue")

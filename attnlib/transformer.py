@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from attnlib import _checks, fast, scores
-from attnlib.data.vocab import EOS_ID
+from attnlib.data.vocab import EOS_ID, PAD_ID
 from attnlib.masking import attend, lengths_to_mask
 from attnlib.modes import evaluating
 
@@ -171,7 +171,7 @@ class TinyTransformer(nn.Module):
         B, S = src.shape
         if S + 1 > self.config.max_len:
             raise ValueError(f"src has {S} positions but max_len is {self.config.max_len} (with <eos>)")
-        ids = torch.cat([src, src.new_zeros(B, 1)], dim=1)  # (B, S+1), padded
+        ids = torch.cat([src, src.new_full((B, 1), PAD_ID)], dim=1)  # (B, S+1), padded
         ids[torch.arange(B, device=src.device), lengths] = EOS_ID  # x_1 … x_S <eos> <pad> …
         x = self.embed(ids)  # (B, S+1, d_model)
         if self.config.positions:

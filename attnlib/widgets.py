@@ -1,13 +1,15 @@
 """Interactive widgets of the lessons (ipywidgets). On the website they show their saved state; run the
-notebook (locally or in Colab) to move them for real."""
+notebook (locally or in Colab) to move them for real.
+
+ipywidgets and matplotlib are imported when a widget is made, so that ``import attnlib`` (a training script,
+a test) does not pay for them.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import torch
 
 from attnlib import plotting, scores
@@ -24,6 +26,9 @@ def query_explorer(H: torch.Tensor, labels: Sequence[str], *, angle: float = 30.
         labels: S names for the source positions.
         angle, length: the initial query, in degrees and as its norm.
     """
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
     if H.dim() != 2 or H.shape[1] != 2:
         raise ValueError(f"H must be (S, 2) to be drawn in the plane, got shape {tuple(H.shape)}")
     if len(labels) != H.shape[0]:

@@ -35,11 +35,10 @@ class Vocab:
         Use :meth:`build` to make one from a corpus; this constructor keeps the order it is given, which is
         what :meth:`from_dict` needs to restore saved ids exactly.
         """
-        self.itos: list[str] = list(SPECIALS)
+        self.stoi: dict[str, int] = {token: i for i, token in enumerate(SPECIALS)}
         for token in tokens:
-            if token not in SPECIALS and token not in self.itos:
-                self.itos.append(token)
-        self.stoi: dict[str, int] = {token: i for i, token in enumerate(self.itos)}
+            self.stoi.setdefault(token, len(self.stoi))  # a dict lookup, not a scan of the list: linear
+        self.itos: list[str] = list(self.stoi)
 
     @classmethod
     def build(cls, sequences: Iterable[Sequence[str]], min_count: int = 1) -> Vocab:

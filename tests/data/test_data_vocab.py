@@ -74,3 +74,26 @@ def test_save_and_load_keep_ids_and_accents(tmp_path):
 def test_from_dict_rejects_other_specials():
     with pytest.raises(ValueError, match="specials"):
         Vocab.from_dict({"specials": ["<s>", "</s>"], "tokens": ["a"]})
+
+
+def test_constructor_keeps_first_occurrences_in_order_and_skips_specials():
+    vocab = Vocab(["b", "<eos>", "a", "b", "<unk>", "c", "a"])
+    assert vocab.itos == ["<pad>", "<sos>", "<eos>", "<unk>", "b", "a", "c"]
+    assert all(vocab.stoi[token] == i for i, token in enumerate(vocab.itos))
+
+
+def test_constructor_reads_each_token_once():
+    """Linear, not quadratic: a lookup per token, never a scan of the tokens seen so far."""
+
+    class CountingStr(str):
+        comparisons = 0
+
+        def __eq__(self, other):
+            CountingStr.comparisons += 1
+            return str.__eq__(self, other)
+
+        __hash__ = str.__hash__
+
+    tokens = [CountingStr(f"w{i}") for i in range(2000)]
+    Vocab(tokens)
+    assert CountingStr.comparisons < 10 * len(tokens)

@@ -29,3 +29,12 @@ def test_a_false_claim_only_prints_a_note_for_a_learner(monkeypatch, capsys):
 def test_a_claim_must_say_what_it_claims():
     with pytest.raises(ValueError, match="text must say what the prose claims"):
         notebook.claim(True, " ")
+
+
+def test_the_learners_note_names_this_runs_torch_version(monkeypatch, capsys):
+    import torch
+
+    monkeypatch.delenv(notebook.STRICT_CLAIMS, raising=False)
+    monkeypatch.setattr(torch, "__version__", "9.99.0")
+    notebook.claim(False, "beam search wins")
+    assert "this run uses torch 9.99.0" in capsys.readouterr().out
