@@ -17,6 +17,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
+import numeric_env  # noqa: E402
+
+numeric_env.apply()  # before torch is imported; the sandboxes inherit it
 
 import nbformat  # noqa: E402
 

@@ -15,3 +15,17 @@ def _seed_and_one_thread():
     torch.manual_seed(0)
     yield
     torch.set_num_threads(threads)
+
+
+# Test files that train models or execute notebooks: the fast tier (bash tools/test.sh --fast) leaves them out.
+SLOW_FILES = {
+    "tests/exercises/test_grading.py",  # grades every set's solutions and fixtures in sandboxes
+    "tests/exercises/test_colab.py",  # runs every learner notebook with the solutions pasted in
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    root = config.rootpath
+    for item in items:
+        if str(item.path.relative_to(root)) in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)

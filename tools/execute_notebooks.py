@@ -3,8 +3,9 @@
     python tools/execute_notebooks.py                      # every notebook in chapters/ and exercises/
     python tools/execute_notebooks.py chapters/03_*.ipynb  # some of them
 
-Each notebook first gets the current standard setup cell, then runs top to bottom in its own folder with a
-fixed hash seed (the notebooks seed torch themselves). Widget model ids, which Jupyter draws at random, are
+Each notebook first gets the current standard setup cell, then runs top to bottom in its own folder under the
+course's numeric environment (tools/numeric_env.py: the stored outputs are made under it; the notebooks seed
+torch themselves). Widget model ids, which Jupyter draws at random, are
 renumbered in order of appearance so that re-executing an unchanged notebook gives an unchanged file.
 Prints the wall time of each notebook.
 """
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import numeric_env
 from nbclient import NotebookClient
 from notebooks import ROOT, course_notebooks
 from sync_setup_cell import sync
@@ -45,7 +47,7 @@ def execute(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
     nb.metadata["kernelspec"] = KERNELSPEC  # Colab and myst-nb read it; authoring tools may leave their own
     nb.metadata.pop("jupytext", None)
-    os.environ["PYTHONHASHSEED"] = "0"
+    numeric_env.apply()  # the kernel inherits it
     os.environ["ATTNLIB_STRICT_CLAIMS"] = "1"  # the book states its claims: a false one must stop it
     client = NotebookClient(
         nb,

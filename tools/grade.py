@@ -10,7 +10,11 @@ The work is done by attnlib.grading.grade; see exercises/teachers.md.
 
 import sys
 
-from attnlib.grading.grade import main
+import numeric_env
+
+numeric_env.apply()  # before torch is imported; the sandboxes inherit it
+
+from attnlib.grading.grade import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,7 +1,7 @@
 """The course's one numeric environment: the settings under which every stored number is made and compared.
 
-    python tools/numeric_env.py --exports   # `export NAME=value` lines for a shell (tools/test.sh evals them)
-    python tools/numeric_env.py --check     # exit 0 if this machine reproduces the stored outputs, else say why
+    python tools/numeric_env.py --exports   # `export NAME=value` lines for a shell (tools/test.sh evals)
+    python tools/numeric_env.py --check     # exit 0 if this machine reproduces the stored outputs, else why
 
 torch picks its CPU kernels by processor: AVX2 on one machine, AVX-512 on the next, plain C on an ARM laptop.
 The kernels round differently, a trained model drifts in the third decimal within a few hundred steps, and a
@@ -69,7 +69,7 @@ def pinned_env() -> dict[str, str]:
 
 
 def verdict(machine: str, capability: str, threads: int, cuda: bool) -> str | None:
-    """None if a process that reports these facts under the pin reproduces the stored outputs, else why not."""
+    """None if a process reporting these facts under the pin reproduces the stored outputs, else why not."""
     if machine.lower() not in ("x86_64", "amd64"):
         return f"this is a {machine} machine, and the stored outputs were made with x86-64 AVX2 kernels"
     if capability != EXPECTED_CAPABILITY:

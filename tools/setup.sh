@@ -2,7 +2,10 @@
 # Set up everything the course needs on a fresh machine, and nothing twice:
 #   .venv/     the pinned Python environment (requirements-course.txt) with attnlib installed editable
 #   _vendor/   MathJax 3 and the ipywidgets HTML manager from npm, served by the site instead of CDNs
-# Each part is redone only when the file it was made from changes (a hash stamp beside it).
+#   chromium   Debian's headless browser for the site test, and bubblewrap for the grading sandbox
+#              (installed with apt where this user may; otherwise it says what is missing)
+# Each part is redone only when the file it was made from changes (a hash stamp beside it). It prints a line
+# per part; the installers' own output goes to .venv/setup.log and is shown only when something fails.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -12,6 +15,14 @@ stamp_ok() {  # stamp_ok STAMPFILE FILES... : true when STAMPFILE holds the hash
     [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(cat "$@" | sha256sum)" ]
 }
 write_stamp() { local stamp="$1"; shift; cat "$@" | sha256sum > "$stamp"; }
+log="$root/.venv/setup.log"
+quietly() {  # run a command with its output in $log; show the end of it if the command fails
+    if ! "$@" >>"$log" 2>&1; then
+        echo "setup: FAILED: $*" >&2
+        tail -n 40 "$log" >&2
+        exit 1
+    fi
+}
 
 # --- Python ---------------------------------------------------------------------------------------
 if [ ! -x .venv/bin/python ]; then
@@ -19,11 +30,14 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 if ! stamp_ok .venv/.course-stamp requirements-course.txt pyproject.toml; then
-    echo "setup: installing the pinned course environment into .venv"
-    .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -r requirements-course.txt
-    .venv/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+    echo "setup: installing the pinned course environment into .venv (about 2 minutes)"
+    : >"$log"
+    export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_WARN_SCRIPT_LOCATION=1 PYTHONWARNINGS=ignore
+    quietly .venv/bin/python -m pip install --upgrade pip
+    quietly .venv/bin/python -m pip install -r requirements-course.txt
+    quietly .venv/bin/python -m pip install --no-deps --no-build-isolation -e .
     write_stamp .venv/.course-stamp requirements-course.txt pyproject.toml
+    echo "setup: .venv ready (torch $(.venv/bin/python -c 'import torch; print(torch.__version__)'))"
 else
     echo "setup: .venv is up to date"
 fi
@@ -34,7 +48,7 @@ if ! stamp_ok _vendor/.stamp tools/assets/package.json; then
     rm -rf _vendor .assets
     mkdir -p .assets
     cp tools/assets/package.json .assets/
-    (cd .assets && npm install --silent --no-audit --no-fund >/dev/null)
+    (cd .assets && quietly npm install --silent --no-audit --no-fund)
     mkdir -p _vendor/widgets
     cp -r .assets/node_modules/mathjax/es5 _vendor/mathjax
     cp .assets/node_modules/requirejs/require.js _vendor/widgets/require.js
@@ -42,4 +56,22 @@ if ! stamp_ok _vendor/.stamp tools/assets/package.json; then
     write_stamp _vendor/.stamp tools/assets/package.json
 else
     echo "setup: _vendor assets are up to date"
+fi
+
+# --- System tools: the site test's browser and the grader's sandbox -------------------------------
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: installing ${missing[*]} (Debian packages, about a minute)"
+        export DEBIAN_FRONTEND=noninteractive
+        quietly apt-get update -qq
+        quietly apt-get install -y -qq "${missing[@]}"
+    else
+        echo "setup: not installed: ${missing[*]} (Debian: apt-get install ${missing[*]}, as root);" \
+            "the site test needs chromium and the grader bubblewrap"
+    fi
+else
+    echo "setup: chromium and bubblewrap are installed"
 fi

@@ -1,27 +1,59 @@
 #!/usr/bin/env bash
-# Run every test of the course: lint, attnlib's tests, the notebooks against their stored outputs (nbval),
-# the strict book build, and the built site in a headless browser with no network.
-# Sets up everything it needs first; a second run with nothing changed reinstalls nothing.
+# Run the course's tests. Sets up everything it needs first (tools/setup.sh; nothing twice).
+#
+#   bash tools/test.sh          every test (what CI runs): lint, attnlib's tests, the strict book build, the
+#                               site in a headless browser with no network, the grader on every exercise set,
+#                               and every notebook re-executed and compared with its stored outputs (nbval)
+#   bash tools/test.sh --fast   the development tier: lint, the strict build, and every test that neither
+#                               trains a model nor executes a notebook (about a minute and a half)
+#
+# Everything runs under the course's numeric environment (tools/numeric_env.py): torch's AVX2 kernels, one
+# thread per process, no GPU. Test files run side by side, one per core (pytest-xdist), each notebook in
+# its own single-threaded kernel.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-bash tools/setup.sh
 
-# The site test opens the book in headless Chromium (Debian's package).
-if ! command -v chromium >/dev/null 2>&1; then
-    echo "test: installing chromium (Debian package) for the site test"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq chromium >/dev/null
+tier=full
+case "${1:-}" in
+    "") ;;
+    --fast) tier=fast ;;
+    *) echo "usage: bash tools/test.sh [--fast]" >&2; exit 2 ;;
+esac
+
+bash tools/setup.sh
+start=$SECONDS
+
+eval "$(.venv/bin/python tools/numeric_env.py --exports)"
+nbval=--nbval
+export ATTNLIB_STRICT_CLAIMS=1  # a claim of the prose that fails stops the notebook (attnlib.notebook.claim)
+if ! reason="$(.venv/bin/python tools/numeric_env.py --check)"; then
+    # One message instead of dozens of cell diffs: the notebooks still run top to bottom (an error still
+    # fails), but neither their printed numbers nor the prose's claims about trained models are compared.
+    echo "test: NOTE: the stored notebook outputs cannot be reproduced on this machine: $reason."
+    echo "test: The notebooks are executed but their outputs are not compared (nbval --nbval-lax), and the"
+    echo "test: prose's claims about trained models only print a note. The outputs reproduce bit for bit on"
+    echo "test: x86-64 processors with AVX2 (Intel since 2013, AMD since 2015) under tools/numeric_env.py."
+    nbval=--nbval-lax
+    export ATTNLIB_STRICT_CLAIMS=0
+else
+    echo "test: $reason"
 fi
 
-export PYTHONHASHSEED=0
-export ATTNLIB_STRICT_CLAIMS=1  # a claim of the prose that fails stops the notebook (attnlib.notebook.claim)
 echo "test: ruff"
-.venv/bin/ruff check .
+.venv/bin/ruff check --quiet .
 echo "test: strict book build"
 .venv/bin/jupyter-book build . -W -n --keep-going --quiet
-# Unit tests, tooling tests, the site test (ATTNLIB_REQUIRE_SITE: fail rather than skip without a site)
-# and every notebook re-executed and compared with its stored outputs (nbval).
-ATTNLIB_REQUIRE_SITE=1 .venv/bin/python -m pytest tests chapters exercises \
-    --nbval --nbval-sanitize-with tools/nbval-sanitize.cfg --nbval-cell-timeout=600 -q
+
+# ATTNLIB_REQUIRE_SITE: the site test fails rather than skips when the site is missing.
+export ATTNLIB_REQUIRE_SITE=1
+pytest=(.venv/bin/python -m pytest -q -n auto --dist loadfile)
+if [ "$tier" = fast ]; then
+    echo "test: pytest (fast tier: no training, no notebook execution)"
+    "${pytest[@]}" tests -m "not slow"
+else
+    echo "test: pytest (every test, and every notebook against its stored outputs)"
+    "${pytest[@]}" tests chapters exercises "$nbval" \
+        --nbval-sanitize-with tools/nbval-sanitize.cfg --nbval-cell-timeout=600
+fi
+echo "test: $tier tier passed in $((SECONDS - start)) s after set-up"
