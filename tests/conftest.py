@@ -17,7 +17,7 @@ def _seed_and_one_thread():
     torch.set_num_threads(threads)
 
 
-# Test files that train models or execute notebooks: the fast tier (bash tools/test.sh --fast) leaves them out.
+# Test files that train models or execute notebooks: the fast tier (tools/test.sh --fast) leaves them out.
 SLOW_FILES = {
     "tests/exercises/test_grading.py",  # grades every set's solutions and fixtures in sandboxes
     "tests/exercises/test_colab.py",  # runs every learner notebook with the solutions pasted in
