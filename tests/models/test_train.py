@@ -1,11 +1,11 @@
 """Specification of attnlib.train: the loop lowers the loss, follows its budget and schedule, stops early."""
 
 import math
-import time
 
 import pytest
 import torch
 
+import attnlib.train as train_module
 from attnlib.data.algorithmic import sequence_task
 from attnlib.data.batching import make_batches
 from attnlib.seq2seq import build_model
@@ -41,11 +41,33 @@ def test_history_logs_steps_and_a_cosine_learning_rate(task):
     assert h.lr == sorted(h.lr, reverse=True) and h.lr[0] < 1e-2
 
 
-def test_time_budget_stops_training(task):
+class FakeClock:
+    """A clock that moves ``tick`` seconds at every reading: the time budget, tested without wall time."""
+
+    def __init__(self, tick: float) -> None:
+        self.now, self.tick = -tick, tick
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+def test_time_budget_stops_at_the_first_step_that_would_start_after_it(task, monkeypatch):
+    # Readings: 0 at the start, then two per step (before it, after it): step n starts at (2n - 1) * 0.05 s,
+    # so steps 1 … 10 start within the 1 s budget and step 11 would not.
+    monkeypatch.setattr(train_module, "perf_counter", FakeClock(tick=0.05))
     batches = make_batches(task.train, task.src_vocab, task.tgt_vocab, 16)
-    start = time.perf_counter()
-    train(_model(task), batches, seconds=1.0, progress=False)
-    assert time.perf_counter() - start < 3.0
+    history = train(_model(task), batches, seconds=1.0, lr=1e-2, log_every=1, progress=False)
+    assert history.step == list(range(1, 11))
+    assert history.time == pytest.approx([0.1 * n for n in range(1, 11)])
+
+
+def test_with_a_time_budget_the_cosine_follows_the_elapsed_fraction(task, monkeypatch):
+    monkeypatch.setattr(train_module, "perf_counter", FakeClock(tick=0.05))
+    batches = make_batches(task.train, task.src_vocab, task.tgt_vocab, 16)
+    history = train(_model(task), batches, seconds=1.0, lr=1e-2, log_every=1, progress=False)
+    started = [(2 * n - 1) * 0.05 for n in range(1, 11)]  # the fraction of the budget at each step's start
+    assert history.lr == pytest.approx([1e-2 * lr_factor(f, 1, 0, "cosine") for f in started])
 
 
 def test_lr_factor_warms_up_then_follows_a_cosine():
