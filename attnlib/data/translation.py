@@ -32,17 +32,15 @@ from __future__ import annotations
 
 import functools
 import random
-from dataclasses import dataclass, field
 from itertools import product
 
 from attnlib.data.batching import Pair, Task, build_task, split
+from attnlib.data.grammar import PRONOUNS, NounPhrase, Sentence, Subject, SubjectPhrase, noun_subjects
 from attnlib.data.lexicon import (
     ADJECTIVES,
     BE,
-    DEFINITE,
     DO,
     ESTAR,
-    INDEFINITE,
     LOCATIONS,
     NOUNS,
     SER,
@@ -58,100 +56,6 @@ from attnlib.data.lexicon import (
 EXAMPLE = ("are you still at home", "¿ todavía estás en casa ?")  # note 004, space-separated tokens
 
 
-@dataclass(frozen=True)
-class Subject:
-    en: tuple[str, ...]  # ("you",) or ("the", "boys")
-    person: int  # 0-4: I, you, he/she, we, they
-    gender: str
-    plural: bool
-    es_pronoun: str | None = None  # None: dropped in Spanish (I, you, we), or a noun subject
-    noun: Noun | None = None
-
-
-PRONOUNS = [
-    Subject(("i",), 0, "m", False),
-    Subject(("you",), 1, "m", False),
-    Subject(("he",), 2, "m", False, "él"),
-    Subject(("she",), 2, "f", False, "ella"),
-    Subject(("we",), 3, "m", True),
-    Subject(("they",), 4, "m", True, "ellos"),
-]
-
-
-def _noun_subjects(kinds: set[str]) -> list[Subject]:
-    return [
-        Subject(("the", n.en_pl if plural else n.en), 4 if plural else 2, n.gender, plural, None, n)
-        for n in NOUNS.values()
-        if n.kind in kinds
-        for plural in (False, True)
-    ]
-
-
-@dataclass
-class _Sentence:
-    """English tokens, and Spanish tokens each with the English positions it links to."""
-
-    src: list[str] = field(default_factory=list)
-    tgt: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
-
-    def en(self, *words: str) -> list[int]:
-        """Append English words; return their positions."""
-        self.src.extend(words)
-        return list(range(len(self.src) - len(words), len(self.src)))
-
-    def es(self, word: str, *links: int) -> None:
-        """Append a Spanish word linked to the English positions ``links`` (none: unaligned)."""
-        self.tgt.append((word, links))
-
-    def pair(self) -> Pair:
-        links = frozenset((t, s) for t, (_, sources) in enumerate(self.tgt) for s in sources)
-        return Pair(src=list(self.src), tgt=[word for word, _ in self.tgt], alignment=links)
-
-
-class _NounPhrase:
-    """Determiner + optional adjective + noun: written in English order, emitted later in Spanish order."""
-
-    def __init__(self, out: _Sentence, det: str, noun: Noun, plural: bool, adj: Adj | None = None) -> None:
-        self.det, self.noun, self.plural, self.adj = det, noun, plural, adj
-        next_word = adj.en if adj else noun.en
-        self.i_det = out.en("an" if det == "a" and next_word[0] in "aeiou" else det)[0]
-        self.i_adj = out.en(adj.en)[0] if adj else -1
-        self.i_noun = out.en(noun.en_pl if plural else noun.en)[0]
-
-    def emit(self, out: _Sentence, personal_a: bool = False) -> None:
-        agreement = (self.noun.gender, self.plural)
-        article = (DEFINITE if self.det == "the" else INDEFINITE)[agreement]
-        if personal_a and article == "el":
-            out.es("al", self.i_det)  # a + el contracts
-        else:
-            if personal_a:
-                out.es("a")
-            out.es(article, self.i_det)
-        out.es(self.noun.es_pl if self.plural else self.noun.es, self.i_noun)
-        if self.adj:
-            out.es(self.adj.es(*agreement), self.i_adj)  # after the noun: the crossing link
-
-
-class _SubjectPhrase:
-    """A subject in both languages; a dropped pronoun hands its position to the verb's links."""
-
-    def __init__(self, out: _Sentence, subj: Subject) -> None:
-        self.subj = subj
-        self.np = _NounPhrase(out, "the", subj.noun, subj.plural) if subj.noun else None
-        self.i_pronoun = -1 if subj.noun else out.en(*subj.en)[0]
-
-    def emit(self, out: _Sentence) -> None:
-        if self.np:
-            self.np.emit(out)
-        elif self.subj.es_pronoun:
-            out.es(self.subj.es_pronoun, self.i_pronoun)
-
-    def verb_links(self, *verb: int) -> tuple[int, ...]:
-        """The verb's links, plus the dropped pronoun whose person the verb ending carries."""
-        dropped = self.np is None and self.subj.es_pronoun is None
-        return (*verb, self.i_pronoun) if dropped else verb
-
-
 def copular(
     subj: Subject, complement: Adj | Location, estar: bool, still: bool, negative: bool, question: bool
 ) -> Pair:
@@ -160,12 +64,12 @@ def copular(
     English: SUBJ BE [still] [not] COMP, or BE SUBJ [still] COMP for a question.
     Spanish: [SUBJ] [todavía] [no] VERB COMP, or ¿ [todavía] VERB [SUBJ] COMP ? for a question.
     """
-    out = _Sentence()
+    out = Sentence()
     if question:
         i_be = out.en(BE[subj.person])[0]
-        s = _SubjectPhrase(out, subj)
+        s = SubjectPhrase(out, subj)
     else:
-        s = _SubjectPhrase(out, subj)
+        s = SubjectPhrase(out, subj)
         i_be = out.en(BE[subj.person])[0]
     i_still = out.en("still")[0] if still else -1
     i_not = out.en("not")[0] if negative else -1
@@ -199,15 +103,15 @@ def transitive(
 
     ``obj`` is (determiner "the"/"a"/"some", noun, plural, adjective or None).
     """
-    out = _Sentence()
+    out = Sentence()
     if question:
         out.en(DO[subj.person])  # no Spanish counterpart: the question shows in ¿ … ? and word order
-    s = _SubjectPhrase(out, subj)
+    s = SubjectPhrase(out, subj)
     i_do_not = out.en(DO[subj.person], "not") if negative else []
     base_form = question or negative or subj.person != 2
     i_verb = out.en(verb.en if base_form else verb.en_3sg)[0]
     det, noun, plural, adj = obj
-    np = _NounPhrase(out, det, noun, plural, adj)
+    np = NounPhrase(out, det, noun, plural, adj)
     if question:
         out.es("¿")
     else:
@@ -227,7 +131,7 @@ def transitive(
 def _all_pairs() -> tuple[Pair, ...]:
     """Every sentence of the grammar, in a fixed order (built once: it takes about half a second)."""
     pairs = []
-    for subj in PRONOUNS + _noun_subjects({"person", "animal"}):
+    for subj in PRONOUNS + noun_subjects({"person", "animal"}):
         kind = subj.noun.kind if subj.noun else "person"
         asks = subj.person not in (0, 3)  # no questions about "I" or "we"
         with_estar = [c for c in LOCATIONS + STATES if kind in c.kinds]
@@ -237,7 +141,7 @@ def _all_pairs() -> tuple[Pair, ...]:
                 pairs.append(copular(subj, comp, estar, still, negative, question=False))
                 if asks and not negative:
                     pairs.append(copular(subj, comp, estar, still, negative, question=True))
-    for subj in PRONOUNS + _noun_subjects({"person"}):
+    for subj in PRONOUNS + noun_subjects({"person"}):
         asks = subj.person not in (0, 3)
         for verb in VERBS:
             for noun in (NOUNS[name] for name in verb.objects):
