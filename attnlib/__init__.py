@@ -11,12 +11,16 @@ Models and lessons:
     attnlib.metrics   exact match, BLEU, AER, perplexity attnlib.plotting heatmaps and bars
     attnlib.widgets   interactive widgets                attnlib.notebook glue for the book and Colab
     attnlib.probe     linear probes, accuracy per length attnlib.transformer self-attention, tiny Transformer
-    attnlib.analysis  reading alignment maps (ch. 8)  attnlib.grading  graded exercises
+    attnlib.analysis  reading alignment maps (ch. 8)     attnlib.grading  graded exercises
+    attnlib.classifier  the recall classifier (ch. 1)    attnlib.modes    evaluating(model)
+
+Plotting, widgets and BLEU import matplotlib, ipywidgets and sacrebleu when first used, not here.
 """
 
 from attnlib import (
     analysis,
     chunked,
+    classifier,
     data,
     fast,
     layers,
@@ -46,6 +50,7 @@ __all__ = [
     "__version__",
     "attend",
     "chunked",
+    "classifier",
     "data",
     "device",
     "evaluating",

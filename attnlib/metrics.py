@@ -96,12 +96,10 @@ def attention_links(
         raise ValueError(f"weights must be (T, S) for one sentence, got shape {_checks.shape_str(weights)}")
     T, S = weights.shape
     n_target = _checks.positive_int(n_target, "n_target", allow_zero=True)
-    if n_target > T:
-        raise ValueError(f"n_target is {n_target} but weights has only {T} rows (target steps)")
+    _checks.at_most(n_target, "n_target", T, f"weights has only {T} rows (target steps)")
     if n_source is not None:
         n_source = _checks.positive_int(n_source, "n_source")
-        if n_source > S:
-            raise ValueError(f"n_source is {n_source} but weights has only {S} columns (source positions)")
+        _checks.at_most(n_source, "n_source", S, f"weights has only {S} columns (source positions)")
     w = weights[:n_target, :n_source] if n_source is not None else weights[:n_target]
     best = w.argmax(dim=-1).tolist()  # (n_target,)
     keep = range(len(best)) if steps is None else sorted(set(steps) & set(range(len(best))))
