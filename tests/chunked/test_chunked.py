@@ -12,7 +12,6 @@ from attnlib.chunked import chunked_attend
 B, T, S, D, DV, A = 3, 4, 7, 5, 3, 6
 
 
-
 def rand(*shape: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     return torch.randn(*shape, dtype=dtype, requires_grad=True)
 

@@ -13,7 +13,6 @@ D_H, D_X, T = 6, 3, 12
 NONLINEARITIES = ["linear", "tanh"]
 
 
-
 def weights(radius: float = 0.9, kind: str = "gaussian"):
     W_h = rnn.recurrent_matrix(D_H, radius, kind, seed=1)
     W_x = torch.randn(D_H, D_X, dtype=torch.float64)
