@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import attnlib
-from attnlib import fast, layers, local, scores
+from attnlib import chunked, fast, layers, local, scores
 
 
 def r(*shape: int) -> torch.Tensor:
@@ -53,6 +53,13 @@ q, k5, k7, v3 = r(2, 3, 5), r(2, 4, 5), r(2, 4, 7), r(2, 4, 3)
         (lambda: scores.location(q, r(4, 5), 6), ValueError, r"S is 6 but W has only 4 rows"),
         (lambda: scores.location(q, r(4, 6), 3), ValueError, r"query has feature size 5 but W expects 6"),
         (lambda: scores.cosine(q, k5, torch.ones(3)), ValueError, r"beta must be a number or a 0-dim tensor"),
+        (lambda: scores.cosine(q, k5, True), TypeError, r"beta must be a number or a 0-dim tensor, got bool"),
+        (
+            lambda: scores.additive_from_projections(r(3, 6), r(4, 6), r(6).double()),
+            TypeError,
+            r"v has dtype torch.float64 but query_proj has dtype torch.float32",
+        ),
+        (lambda: scores.general(q, k7, r(5, 7).double()), TypeError, r"W has dtype torch.float64 but query"),
         # shapes of query / keys themselves
         (lambda: scores.dot(r(5), k5), ValueError, r"query must have at least 2 dims, got shape \(5,\)"),
         (lambda: scores.dot(r(3, 3, 5), r(2, 4, 5)), ValueError, r"batch dims that do not broadcast"),
@@ -147,6 +154,21 @@ q, k5, k7, v3 = r(2, 3, 5), r(2, 4, 5), r(2, 4, 7), r(2, 4, 3)
             lambda: fast.scaled_dot_product_attention(q, k5, r(2, 6, 3)),
             ValueError,
             r"values has 6 positions but keys",
+        ),
+        (
+            lambda: fast.scaled_dot_product_attention(q, k5, r(3, 4, 3)),
+            ValueError,
+            r"query and values have batch dims that do not broadcast",
+        ),
+        (
+            lambda: chunked.chunked_attend(q, k5, r(2, 6, 3), scores.dot),
+            ValueError,
+            r"values has 6 positions but keys has 4 \(values shape \(2, 6, 3\), keys shape \(2, 4, 5\)\)",
+        ),
+        (
+            lambda: chunked.chunked_attend(q, k5, v3, scores.dot, recompute=1),
+            TypeError,
+            r"recompute must be a bool",
         ),
         # layers and the factory
         (
