@@ -3,6 +3,14 @@
 One place for the contract's error messages, so that every function words the same mistake the same way:
 the message names the argument and the shapes it got, e.g. ``keys has feature size 7 but W_k expects 8``.
 Shape problems raise ``ValueError``; a non-tensor or a wrong dtype raises ``TypeError``.
+
+Each helper states one rule, so that a public function states its checks in a line or two and its equation
+follows at once:
+
+    _checks.sequences(query=query, keys=keys)                  # tensors (..., n, d): one dtype, batch dims
+    _checks.same_features(keys, "keys", query, "query")        # dq == dk, for scores comparing them directly
+    _checks.matrix(W, "W", "(dq, dk)", rows=("query", query), cols=("keys", keys))   # W's shape and dtype
+    _checks.positions(values, "values", keys.shape[-2], "keys", keys)               # S of values == S of keys
 """
 
 from __future__ import annotations
