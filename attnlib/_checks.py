@@ -125,7 +125,7 @@ def input_size(W: torch.Tensor, name: str, expected: int, inputs: str) -> None:
 def vector(
     v: object, name: str, size: int, size_from: str, like: tuple[str, torch.Tensor] | None = None
 ) -> torch.Tensor:
-    """A learned vector of length ``size`` (read off ``size_from``), of the dtype of ``like = (name, input)``."""
+    """A learned vector of length ``size`` (read off ``size_from``), of the dtype of ``like = (name, x)``."""
     tensor(v, name)
     if v.dim() != 1 or v.shape[0] != size:
         raise ValueError(f"{name} must have shape ({size},) to match {size_from}, got shape {shape_str(v)}")
