@@ -11,16 +11,25 @@ where the book is built and tested (``ATTNLIB_STRICT_CLAIMS=1``: ``tools/test.sh
 ``tools/execute_notebooks.py`` set it) a false claim stops the notebook, because the text would be wrong;
 anywhere else (Colab, a GPU, another torch) training takes a slightly different path, so a false claim prints
 a note and the lesson goes on.
+
+A claim that ranks trained variants ("dot aligns better than general") is a claim about attention only if it
+survives a change of seed. ``claim_ranked`` takes every seed's result and applies the course's one rule:
+A is ranked above B only when **A's worst seed beats B's best seed** (the ranges across seeds do not
+overlap); ``claim_tied`` backs a sentence saying variants cannot be told apart here. ``all_claims_held``
+says whether every claim of this run held, for a closing sentence that says so.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
 STRICT_CLAIMS = "ATTNLIB_STRICT_CLAIMS"
+MIN_SEEDS = 3  # a ranking of trained variants needs at least this many seeds of each
+_failed: list[str] = []  # the claims of this run (this kernel) that did not hold
 
 # myst-nb's glue, looked up on the first call (myst-nb and matplotlib are not needed to `import attnlib`);
 # None where myst-nb is not installed.
@@ -63,6 +72,7 @@ def claim(holds: bool, text: str) -> None:
         raise ValueError(f"text must say what the prose claims, got {text!r}")
     if bool(holds):
         return
+    _failed.append(text)
     if os.environ.get(STRICT_CLAIMS) == "1":
         raise AssertionError(f"the text claims that {text}, but this run does not bear it out")
     print(
@@ -71,3 +81,53 @@ def claim(holds: bool, text: str) -> None:
         f"{torch.__version__}. Other hardware or versions train along a slightly different path, so read "
         "this run's numbers above rather than the sentence."
     )
+
+
+def seed_spread(values: Sequence[float]) -> tuple[float, float, float]:
+    """(mean, min, max) of one variant's results over its seeds."""
+    values = _seed_values(values, "values")
+    return sum(values) / len(values), min(values), max(values)
+
+
+def ranked_above(a: Sequence[float], b: Sequence[float], higher_is_better: bool = True) -> bool:
+    """The course's rule: A ranks above B only when A's worst seed beats B's best seed."""
+    a, b = _seed_values(a, "a"), _seed_values(b, "b")
+    return min(a) > max(b) if higher_is_better else max(a) < min(b)
+
+
+def claim_ranked(
+    results: Mapping[str, Sequence[float]], order: Sequence[str], text: str, higher_is_better: bool = True
+) -> None:
+    """Claim that the variants in ``order`` rank best first, each above the next by :func:`ranked_above`.
+
+    ``results`` maps a variant's name to its per-seed results (at least ``MIN_SEEDS`` each).
+    """
+    if len(order) < 2:
+        raise ValueError(f"order must name at least two variants to rank, got {list(order)}")
+    missing = [name for name in order if name not in results]
+    if missing:
+        raise ValueError(f"order names {missing}, which results does not have (it has {sorted(results)})")
+    pairs = zip(order[:-1], order[1:], strict=True)
+    claim(all(ranked_above(results[a], results[b], higher_is_better) for a, b in pairs), text)
+
+
+def claim_tied(results: Mapping[str, Sequence[float]], names: Sequence[str], text: str) -> None:
+    """Claim that no variant in ``names`` ranks above another by the seed rule (they cannot be told apart)."""
+    if len(names) < 2:
+        raise ValueError(f"names must list at least two variants, got {list(names)}")
+    values = {name: results[name] for name in names}
+    claim(not any(ranked_above(values[a], values[b]) for a in names for b in names if a != b), text)
+
+
+def all_claims_held() -> bool:
+    """True when every claim checked so far in this run held (for a closing "every claim above holds")."""
+    return not _failed
+
+
+def _seed_values(values: Sequence[float], name: str) -> list[float]:
+    values = [float(v) for v in values]
+    if len(values) < MIN_SEEDS:
+        raise ValueError(f"{name} has {len(values)} seed(s); a ranking needs at least {MIN_SEEDS}")
+    if any(v != v for v in values):
+        raise ValueError(f"{name} contains NaN: {values}")
+    return values
