@@ -19,3 +19,19 @@ def test_import_attnlib_imports_no_plotting_widget_or_bleu_library():
 @pytest.mark.parametrize("module", ["plotting", "widgets", "metrics", "notebook", "seq2seq", "train"])
 def test_every_submodule_is_still_an_attribute_of_the_package(module):
     assert hasattr(attnlib, module)
+
+
+def test_no_module_of_attnlib_imports_the_package_itself():
+    """Modules import the modules they use (``from attnlib.masking import attend``), never ``import attnlib``:
+    the package's __init__ imports them, so an arrow back up to it would be a cycle."""
+    from pathlib import Path
+
+    package = Path(attnlib.__file__).parent
+    offenders = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.parent != package or path.name != "__init__.py"
+        if "grading" not in path.relative_to(package).parts  # the grader drives attnlib from outside
+        if any(line.strip() == "import attnlib" for line in path.read_text(encoding="utf-8").splitlines())
+    ]
+    assert offenders == []
