@@ -6,10 +6,10 @@ teacher's grader (public and hidden tests, with the learner's functions replaced
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import importlib
 import inspect
+import os
 import textwrap
 from collections.abc import Iterator
 from typing import Any
@@ -75,15 +75,109 @@ def source_of(fn: Any) -> str:
     return textwrap.dedent(source)
 
 
-def no_python_loops(fn: Any) -> None:
-    """The function body has no ``for``/``while`` loop and no comprehension: batched tensor code only."""
-    tree = ast.parse(source_of(fn))
-    loops = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-    found = sorted({type(node).__name__ for node in ast.walk(tree) if isinstance(node, loops)})
-    if found:
+def _library_roots() -> tuple[str, ...]:
+    """Folders of installed code (Python, torch, attnlib): frames from there are not the learner's."""
+    import sys
+    import sysconfig
+
+    import attnlib
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots |= {
+        p for k, p in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(attnlib.__file__))) + os.sep + "attnlib")
+    return tuple(sorted({os.path.realpath(r) for r in roots if r}))
+
+
+def run_traced(fn: Any, args: tuple, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
+    """``fn(*args, **kwargs)`` and what actually ran: torch calls (a TorchFunctionMode), backward jumps in the
+    learner's own frames (loops and comprehensions, whatever their source looks like) and how often each of
+    the learner's code objects was entered (helpers, lambdas given to ``map``, recursion)."""
+    import sys
+
+    from torch.overrides import TorchFunctionMode
+
+    roots = _library_roots()
+    report: dict[str, Any] = {"ops": 0, "jumps": 0, "entries": {}, "tampered": False}
+    last: dict[Any, int] = {}
+    mine: dict[str, bool] = {}
+
+    def learner(code) -> bool:
+        name = code.co_filename
+        if name not in mine:
+            mine[name] = (
+                not os.path.realpath(name).startswith(roots) if not name.startswith("<frozen") else False
+            )
+        return mine[name]
+
+    def tracer(frame, event, arg):
+        if not learner(frame.f_code):
+            return None
+        if event == "call":
+            key = f"{frame.f_code.co_name}:{frame.f_code.co_firstlineno}"
+            report["entries"][key] = report["entries"].get(key, 0) + 1
+        elif event == "line":
+            if frame in last and frame.f_lasti <= last[frame]:
+                report["jumps"] += 1
+            last[frame] = frame.f_lasti
+        return tracer
+
+    class Count(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            report["ops"] += 1
+            return func(*args, **(kwargs or {}))
+
+    previous = sys.gettrace()
+    mode = Count()
+    with mode:
+        sys.settrace(tracer)
+        try:
+            value = fn(*args, **(kwargs or {}))
+        finally:
+            report["tampered"] = sys.gettrace() is not tracer
+            sys.settrace(previous)
+    return value, report
+
+
+def no_python_loops(fn: Any, small: tuple, large: tuple) -> None:
+    """Run on two input sizes and inspect what actually ran: no loop or comprehension in the learner's code
+    (wherever it is: a helper, a decorator), and the same number of torch operations and of calls of the
+    learner's functions for both sizes (a ``map`` or a recursion over the inputs changes them)."""
+    name = getattr(fn, "__name__", "the function")
+    if fn is None:
+        raise AssertionError("the function is not defined: run the cell that defines it")
+    traced = getattr(fn, "traced", None) or (lambda *a: run_traced(fn, a))
+    reports = []
+    for args in (small, large):
+        try:
+            value, report = traced(*args)
+        except AssertionError:
+            raise
+        except Exception as e:
+            raise AssertionError(f"{name} raised {type(e).__name__}: {str(e)[:300]}") from None
+        if value is None:
+            raise AssertionError(
+                f"{name} returned None: replace the `...` by your code and `return` the result"
+            )
+        reports.append(report)
+    if any(r.get("tampered") for r in reports):
+        raise AssertionError(f"{name} changed the tracing that this check uses")
+    if any(r.get("jumps") for r in reports):
         raise AssertionError(
-            f"{getattr(fn, '__name__', 'the function')} uses Python loops ({', '.join(found)}): "
+            f"{name} uses Python loops (a for, while or comprehension ran, perhaps in a helper): "
             "compute all batch items, queries and positions at once with batched matrix products (@)"
+        )
+    small_report, large_report = reports
+    if small_report.get("ops") == 0:
+        raise AssertionError(f"{name} does not compute anything with torch yet: write its body")
+    if small_report.get("ops") != large_report.get("ops") or small_report.get("entries") != large_report.get(
+        "entries"
+    ):
+        raise AssertionError(
+            f"{name} does more work in Python for larger inputs ({small_report.get('ops')} torch operations "
+            f"for the small input, {large_report.get('ops')} for the larger one): a Python loop, map or "
+            "recursion over the inputs. Compute all batch items, queries and positions at once"
         )
 
 

@@ -11,11 +11,12 @@ functions through proxies, so no submission can rebind the functions the tests u
 from __future__ import annotations
 
 import argparse
-import ast
 import csv
 import io
 import json
+import os
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -25,7 +26,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnlib.grading.sandbox import Budget, LearnerFunction, Sandbox, SandboxError, decode, warm_up
+from attnlib.grading.sandbox import (
+    Budget,
+    Isolation,
+    LearnerFunction,
+    Sandbox,
+    SandboxError,
+    decode,
+    warm_up,
+)
+
+MAX_NOTEBOOK_BYTES = 20 * 2**20  # a larger file is not graded (a grader error for that learner)
+SUBMISSION_TIME_LIMIT = 120.0  # seconds per submission, everything included, unless the set says otherwise
+# What grading without isolation exposes, printed when the teacher asks for it.
+NO_ISOLATION_WARNING = """\
+WARNING: grading WITHOUT isolation (--no-isolation). The learners' code runs as your user, with your files:
+  - it can read the course files, the bundle (hidden tests), the other submissions and the results folder,
+    and the grader's processes in /proc; a blank notebook can copy the solutions and score full marks;
+  - it can write wherever your user may write (scores.csv after grading, the course's attnlib);
+  - a process it starts in a new session outlives the grading; the network is open.
+Grade like this only notebooks that you trust."""
 
 
 @dataclass
@@ -97,23 +117,6 @@ def code_cells(notebook_bytes: bytes) -> list[str]:
     return [c.source for c in nb.cells if c.cell_type == "code"]
 
 
-def function_sources(cells: list[str], names: list[str]) -> dict[str, str]:
-    """The source of the last top-level ``def NAME`` of each name in the cells (what the notebook ran)."""
-    from attnlib.grading.sandbox import runnable_source
-
-    found: dict[str, str] = {}
-    for source in cells:
-        source = runnable_source(source)
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names:
-                found[node.name] = ast.get_source_segment(source, node) or ""
-    return found
-
-
 def _run_cases(question: str, source: str, env: dict[str, Any]) -> list[CaseResult]:
     from otter.test_files import ExceptionTestFile
 
@@ -129,15 +132,40 @@ def _run_cases(question: str, source: str, env: dict[str, Any]) -> list[CaseResu
     return results
 
 
-def grade_submission(bundle: Bundle, name: str, notebook_bytes: bytes) -> SubmissionResult:
-    """Grade one notebook; never raises for anything the notebook does."""
+def grade_submission(
+    bundle: Bundle, name: str, notebook_bytes: bytes | None, isolation: Isolation | None = None
+) -> SubmissionResult:
+    """Grade one notebook; never raises: anything that goes wrong becomes a grader error for this learner."""
+    start = time.perf_counter()
+    try:
+        if notebook_bytes is None:
+            raise ValueError("the file could not be read")
+        result = _grade_submission(bundle, name, notebook_bytes, isolation)
+    except Exception as e:  # noqa: BLE001 - one submission never stops the run
+        result = SubmissionResult(
+            name,
+            [
+                QuestionResult(q["name"], float(q["points"]), bool(q.get("manual")))
+                for q in bundle.config["questions"]
+            ],
+        )
+        for q in result.questions:
+            if not q.manual:
+                q.error = f"grader error: {type(e).__name__}: {str(e)[:300]}"
+        result.notes.append(f"grader error: {type(e).__name__}: {str(e)[:300]}")
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _grade_submission(
+    bundle: Bundle, name: str, notebook_bytes: bytes, isolation: Isolation | None
+) -> SubmissionResult:
     import numpy as np
     import torch
 
     import attnlib
 
     _grading_mode()
-    start = time.perf_counter()
     config = bundle.config
     results = [
         QuestionResult(q["name"], float(q["points"]), bool(q.get("manual"))) for q in config["questions"]
@@ -150,19 +178,18 @@ def grade_submission(bundle: Bundle, name: str, notebook_bytes: bytes) -> Submis
         for q in results:
             q.error = "the notebook could not be read"
         return submission
-    sources = function_sources(cells, config.get("names", []))
+    if len(notebook_bytes) > MAX_NOTEBOOK_BYTES:
+        raise ValueError(f"the notebook is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB")
     workdir = tempfile.mkdtemp(prefix="attnlib-sandbox-")
-    sandbox = Sandbox(cells, config, workdir)
+    deadline = time.monotonic() + float(config.get("submission_time_limit", SUBMISSION_TIME_LIMIT))
+    sandbox = Sandbox(cells, config, workdir, isolation=isolation, deadline=deadline)
     try:
         for q in results:
             if q.manual:
                 continue
             if not sandbox.alive:
                 try:
-                    try:
-                        sandbox.start()
-                    except SandboxError:  # once more: another submission may have killed the forkserver
-                        sandbox.start()
+                    sandbox.start()
                     submission.notes += [e for e in sandbox.errors if e not in submission.notes]
                 except SandboxError as e:
                     q.error = f"the notebook could not be run: {e}"
@@ -171,7 +198,10 @@ def grade_submission(bundle: Bundle, name: str, notebook_bytes: bytes) -> Submis
             env: dict[str, Any] = {"torch": torch, "np": np, "numpy": np, "attnlib": attnlib}
             for var, info in sandbox.names.items():
                 if info.get("kind") == "function":
-                    env[var] = LearnerFunction(sandbox, var, budget, sources.get(var))
+                    source = info.get("source")
+                    env[var] = LearnerFunction(
+                        sandbox, var, budget, source if isinstance(source, str) else None
+                    )
                 else:
                     try:
                         env[var] = decode(info.get("value"))
@@ -181,7 +211,8 @@ def grade_submission(bundle: Bundle, name: str, notebook_bytes: bytes) -> Submis
     finally:
         sandbox.kill()
         shutil.rmtree(workdir, ignore_errors=True)
-    submission.seconds = time.perf_counter() - start
+    for dotted in sorted(sandbox.reached):
+        submission.notes.append(f"your code called {dotted}, which is switched off while grading")
     return submission
 
 
@@ -214,25 +245,85 @@ def feedback(result: SubmissionResult, set_name: str) -> str:
     return "\n".join(lines)
 
 
+def safe_name(name: str) -> str:
+    """A learner's name as text that can be written anywhere: bytes that are not UTF-8 (kept by the file
+    system as surrogates) become ``\\xNN``, control characters ``?``, never a formula."""
+    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    text = "".join("?" if (ord(c) < 32 or ord(c) == 127) else c for c in text)[:200] or "?"
+    return "'" + text if text[0] in "=+-@" else text
+
+
+def find_submissions(folder: str | Path) -> tuple[list[tuple[str, Path]], list[str]]:
+    """The notebooks to grade in ``folder`` (regular files named ``*.ipynb``, any case) and a warning for
+    every other entry: folders, links, devices and other files are never opened."""
+    found, skipped = [], []
+    for entry in sorted(os.scandir(folder), key=lambda e: os.fsencode(e.name)):
+        shown = safe_name(entry.name)
+        is_notebook = entry.name.lower().endswith(".ipynb")
+        if entry.is_symlink():
+            skipped.append(f"{shown}: skipped, a symbolic link (copy the file itself into the folder)")
+        elif not entry.is_file(follow_symlinks=False):
+            skipped.append(f"{shown}: skipped, not a regular file")
+        elif not is_notebook:
+            skipped.append(f"{shown}: skipped, not named *.ipynb")
+        else:
+            found.append((entry.name[: -len(".ipynb")], Path(entry.path)))
+    return found, skipped
+
+
+def _read(path: Path) -> bytes | None:
+    """The file's bytes, without following a link that replaced it, at most MAX_NOTEBOOK_BYTES + 1."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            return f.read(MAX_NOTEBOOK_BYTES + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def grade_folder(
     bundle: str | Path | Bundle,
     folder: str | Path,
     out: str | Path,
     jobs: int = 2,
     time_limit: float | None = None,
+    isolated: bool = True,
+    warn: Any = None,
 ) -> list[SubmissionResult]:
-    """Grade every ``*.ipynb`` in ``folder``; write ``out/scores.csv`` and ``out/feedback/<name>.md``.
+    """Grade every notebook in ``folder``; write ``out/scores.csv`` and ``out/feedback/<name>.md``.
 
-    ``time_limit`` (seconds) overrides the set's limits per question and per cell."""
+    ``time_limit`` (seconds) overrides the set's limits per question and per cell. ``isolated=False`` runs
+    the learners' code without bubblewrap (see NO_ISOLATION_WARNING). Skipped entries of the folder are
+    reported through ``warn`` (default: printed to stderr) and listed in ``out/skipped.txt``."""
     _grading_mode()
+    warn = warn or (lambda text: print(text, file=sys.stderr))
     bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
     if time_limit is not None:
         bundle.config.update(time_limit=time_limit, cell_time_limit=time_limit)
-    paths = sorted(Path(folder).glob("*.ipynb"))
-    submissions = [(p.stem, p.read_bytes()) for p in paths]  # all read before any learner code runs
-    warm_up()
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = list(pool.map(lambda s: grade_submission(bundle, *s), submissions))
+    found, skipped = find_submissions(folder)
+    for text in skipped:
+        warn(text)
+    submissions, seen = [], set()
+    for raw_name, path in found:  # every file read before any learner code runs
+        name = safe_name(raw_name)
+        while name in seen:
+            name += "_"
+        seen.add(name)
+        submissions.append((name, _read(path)))
+    isolation = Isolation(isolated, bundle.config.get("switch_off", []))
+    try:
+        warm_up()
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            results = list(pool.map(lambda s: grade_submission(bundle, *s, isolation=isolation), submissions))
+    finally:
+        isolation.close()
 
     out = Path(out)
     (out / "feedback").mkdir(parents=True, exist_ok=True)
@@ -250,8 +341,12 @@ def grade_folder(
                 f"{sum(q.possible for q in auto):g}",
             ]
         )
-        (out / "feedback" / f"{r.name}.md").write_text(feedback(r, bundle.config["name"]))
-    (out / "scores.csv").write_text(buffer.getvalue())
+        file_name = r.name.lstrip("'").replace("/", "?") or "?"
+        (out / "feedback" / f"{file_name}.md").write_text(
+            feedback(r, bundle.config["name"]), encoding="utf-8"
+        )
+    (out / "scores.csv").write_text(buffer.getvalue(), encoding="utf-8")
+    (out / "skipped.txt").write_text("".join(f"{text}\n" for text in skipped), encoding="utf-8")
     return results
 
 
@@ -269,10 +364,35 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="seconds per question and per cell (default: the set's own, 10 s for set 3)",
     )
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="run the learners' code without the bubblewrap sandbox (it then sees your files)",
+    )
     args = parser.parse_args(argv)
+    if args.no_isolation:
+        print(NO_ISOLATION_WARNING, file=sys.stderr)
+    else:
+        from attnlib.grading.isolation import IsolationError, check_bwrap
+
+        try:
+            check_bwrap()
+        except IsolationError as e:
+            print(
+                f"grade.py: cannot isolate the learners' code: {e}.\n"
+                "Install bubblewrap and run as root or with user namespaces enabled (exercises/teachers.md), "
+                "or pass --no-isolation to grade without it:\n\n" + NO_ISOLATION_WARNING,
+                file=sys.stderr,
+            )
+            return 2
     start = time.perf_counter()
     results = grade_folder(
-        args.bundle, args.submissions, args.out, jobs=args.jobs, time_limit=args.time_limit
+        args.bundle,
+        args.submissions,
+        args.out,
+        jobs=args.jobs,
+        time_limit=args.time_limit,
+        isolated=not args.no_isolation,
     )
     for r in results:
         auto = [q for q in r.questions if not q.manual]

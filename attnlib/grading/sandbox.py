@@ -8,10 +8,11 @@ happens in the grader with pristine torch, so a submission that rebinds ``torch.
 subclass, redefines ``grader`` or writes to files cannot change a verdict; at worst it forges numbers, which
 means computing the right ones.
 
-Sandboxes are forked from a fresh ``forkserver`` process that imported torch once and never sees the tests or
-the reference solutions. Each sandbox: its own process group, cwd in an empty temporary folder, stdout and
-stderr sent to /dev/null, files capped at 1 MB, one CPU thread, the attnlib functions under test switched off,
-and a time limit on every cell and every call (the grader kills the process group when one is exceeded).
+Each submission's process is forked from a zygote that imported torch once and never sees the tests, the
+solutions or any learner's code, and runs inside its own bubblewrap sandbox (``attnlib.grading.isolation``).
+Inside: stdout and stderr sent to /dev/null, files capped at 1 MB, memory, CPU time, processes and open files
+capped, one CPU thread, what the set forbids switched off by identity, a time limit on every cell and every
+call. The grader kills the whole sandbox when a limit is exceeded.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from __future__ import annotations
 import base64
 import json
 import math
-import multiprocessing
 import os
 import re
 import signal
+import socket
 import sys
 import time
 import types
@@ -31,6 +32,8 @@ from typing import Any
 MAX_MESSAGE = 64 * 2**20  # bytes; a reply larger than this fails the call
 MEMORY_LIMIT_MB = 4096  # per sandbox process, unless a set's config says "memory_limit_mb"
 MAX_STRING = 10_000
+MAX_DEPTH = 8  # nesting of containers in values that cross between the grader and a sandbox
+MAX_PROCESSES = 4  # tasks (processes and threads) the learner's code may add in its sandbox
 _DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 
 
@@ -91,24 +94,45 @@ class Opaque:
 
 
 def decode(obj: Any) -> Any:
-    """Inverse of ``encode``: fresh objects built with the grader's own torch and numpy, sizes checked."""
+    """Inverse of ``encode``: fresh objects built with the grader's own torch and numpy, sizes checked.
+
+    Anything malformed (wrong types, nesting deeper than ``encode`` writes, sizes that do not match) raises
+    SandboxError, never anything else."""
+    try:
+        return _decode(obj, 0)
+    except SandboxError:
+        raise
+    except (Exception, RecursionError) as e:  # noqa: B014 - a forged reply must not raise anything else
+        raise SandboxError(f"malformed value ({type(e).__name__})") from None
+
+
+def _decode(obj: Any, depth: int) -> Any:
     import numpy as np
     import torch
 
+    if depth > MAX_DEPTH + 2:
+        raise SandboxError("malformed value: nested too deeply")
     if obj is None or isinstance(obj, (bool, int, str)):
         return obj
-    if isinstance(obj, list):  # only produced by parent-side encode of lists? keep tolerant
-        return [decode(v) for v in obj]
     if not isinstance(obj, dict):
         raise SandboxError(f"malformed value of type {type(obj).__name__}")
     kind = obj.get("t")
     if kind == "float":
-        return float(obj["v"]) if re.fullmatch(r"-?(inf|nan|[0-9.e+-]+)", str(obj["v"])) else math.nan
+        text = obj["v"] if isinstance(obj["v"], str) else ""
+        return (
+            float(text) if re.fullmatch(r"-?(inf|nan|[0-9]+(\.[0-9]*)?(e[+-]?[0-9]+)?)", text) else math.nan
+        )
     if kind in ("tensor", "ndarray"):
-        dtype, shape = obj["dtype"], [int(n) for n in obj["shape"]]
-        if dtype not in _DTYPES or any(n < 0 for n in shape):
+        dtype, shape = obj["dtype"], obj["shape"]
+        if (
+            dtype not in _DTYPES
+            or not isinstance(shape, list)
+            or len(shape) > 16
+            or not all(type(n) is int and 0 <= n < 2**40 for n in shape)
+            or not isinstance(obj["data"], str)
+        ):
             raise SandboxError(f"malformed {kind}")
-        raw = base64.b64decode(obj["data"])
+        raw = base64.b64decode(obj["data"], validate=True)
         if kind == "ndarray":
             np_dtype = np.dtype(dtype)
             if len(raw) != math.prod(shape) * np_dtype.itemsize:
@@ -123,18 +147,22 @@ def decode(obj: Any) -> Any:
             return torch.empty(shape, dtype=torch_dtype)
         x = torch.frombuffer(bytearray(raw), dtype=storage).reshape(shape).clone()
         return x.view(torch.bfloat16) if dtype == "bfloat16" else x
+    if kind in ("tuple", "list", "set", "frozenset") and not isinstance(obj.get("items"), list):
+        raise SandboxError(f"malformed {kind}")
+    if kind == "dict" and not isinstance(obj.get("items"), dict):
+        raise SandboxError("malformed dict")
     if kind == "tuple":
-        return tuple(decode(v) for v in obj["items"])
+        return tuple(_decode(v, depth + 1) for v in obj["items"])
     if kind == "list":
-        return [decode(v) for v in obj["items"]]
+        return [_decode(v, depth + 1) for v in obj["items"]]
     if kind in ("set", "frozenset"):
-        items = [decode(v) for v in obj["items"]]
+        items = [_decode(v, depth + 1) for v in obj["items"]]
         try:
             return (frozenset if kind == "frozenset" else set)(items)
         except TypeError:  # unhashable items (tensors, lists) cannot be in a set
             raise SandboxError(f"malformed {kind}: its items are not hashable") from None
     if kind == "dict":
-        return {str(k): decode(v) for k, v in obj["items"].items()}
+        return {str(k): _decode(v, depth + 1) for k, v in obj["items"].items()}
     if kind == "opaque":
         return Opaque(obj.get("type", "unknown"))
     raise SandboxError(f"malformed value of kind {kind!r}")
@@ -172,22 +200,180 @@ class _StubGrader:
         return lambda *args, **kwargs: None
 
 
-def _switched_off(dotted: str):
-    def off(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(
-            f"{dotted} is switched off while grading: this exercise asks you to write it yourself"
-        )
-
-    return off
+_REACHED: set[str] = set()  # the switched-off names the learner's code called
 
 
-def _switch_off(dotted_names: list[str]) -> None:
+def _reached(dotted: str) -> None:
+    _REACHED.add(str(dotted)[:200])
+
+
+def switched_off_message(dotted: str) -> str:
+    return f"{dotted} is switched off while grading: this exercise asks you to write it yourself"
+
+
+def _off_function(dotted: str) -> types.FunctionType:
+    """A function that records the call and fails; its code has no free variable and reaches the sandbox
+    through ``sys.modules``, so it can also replace the code of the original function object."""
+    namespace: dict[str, Any] = {}
+    exec(
+        "def off(*args, **kwargs):\n"
+        "    import sys\n"
+        f"    sys.modules['attnlib.grading.sandbox']._reached({dotted!r})\n"
+        f"    raise RuntimeError({switched_off_message(dotted)!r})\n",
+        namespace,
+    )
+    return namespace["off"]
+
+
+def _resolve(dotted: str) -> Any:
+    """The object a dotted name stands for (``torch.nn.MultiheadAttention``), or None."""
     import importlib
 
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except Exception:  # noqa: BLE001 - not a module at this depth: try a shorter prefix
+            continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+# Switching off torch's fused attention also switches off the entry points below it.
+TORCH_ALIASES = {
+    "torch.nn.functional.scaled_dot_product_attention": [
+        "torch.ops.aten.scaled_dot_product_attention",
+        "torch.ops.aten._scaled_dot_product_attention_math",
+        "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu",
+        "torch.ops.aten._scaled_dot_product_flash_attention",
+        "torch.ops.aten._scaled_dot_product_efficient_attention",
+    ],
+    "torch.nn.functional.multi_head_attention_forward": ["torch._native_multi_head_attention"],
+}
+
+
+# Torch operators switched off in its dispatcher, below every Python or C entry point that reaches them.
+TORCH_OPERATORS = {
+    "torch.nn.functional.scaled_dot_product_attention": [
+        "scaled_dot_product_attention",
+        "_scaled_dot_product_attention_math",
+        "_scaled_dot_product_flash_attention_for_cpu",
+    ],
+    "torch._native_multi_head_attention": ["_native_multi_head_attention"],
+    "torch._transformer_encoder_layer_fwd": ["_transformer_encoder_layer_fwd"],
+}
+
+
+def _switch_off_operators(dotted_names: list[str]) -> None:
+    """Register failing kernels for the aten operators behind what is switched off. The registration object
+    is kept alive by a leaked reference only, so no Python object leads to it (``gc`` cannot undo it)."""
+    import ctypes
+    import warnings
+
+    import torch
+
+    operators = [(d, op) for d in dotted_names for op in TORCH_OPERATORS.get(d, [])]
+    if not operators:
+        return
+    library = torch._C._dispatch_library("IMPL", "aten", "")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+        for dotted, op in operators:
+            for key in ("CompositeImplicitAutograd", "CPU", "AutogradCPU"):
+                try:
+                    library.impl(op, key, _off_function(dotted))
+                except Exception:  # noqa: BLE001 - a key this operator has no kernel for
+                    pass
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(library))
+    del library
+
+
+def switch_off(dotted_names: list[str]) -> None:
+    """Make what a set forbids unusable under every name, by identity of the real objects.
+
+    Each forbidden object is found once (``attnlib.masking.masked_softmax``); then every module attribute, and
+    every dict or list that the garbage collector knows to hold it, is pointed at a function that records the
+    call and fails; a Python function's own code is replaced as well (so a reference kept anywhere else fails
+    too) and a class's ``__init__`` and ``forward``. ``importlib.reload`` switches them off again afterwards.
+    """
+    import gc
+    import importlib
+
+    names = list(dotted_names)
     for dotted in dotted_names:
-        module_name, _, attr = dotted.rpartition(".")
-        module = importlib.import_module(module_name)
-        setattr(module, attr, _switched_off(dotted))
+        names += TORCH_ALIASES.get(dotted, [])
+    targets: dict[int, tuple[Any, str, Any]] = {}
+    for dotted in names:
+        obj = _resolve(dotted)
+        if obj is None or id(obj) in targets or isinstance(obj, types.ModuleType):
+            continue
+        off = _off_function(dotted)
+        targets[id(obj)] = (obj, dotted, off)
+        if isinstance(obj, types.FunctionType):
+            try:
+                obj.__code__ = off.__code__
+                obj.__defaults__, obj.__kwdefaults__ = None, None
+            except ValueError:  # a closure: its references are still replaced below
+                pass
+        elif isinstance(obj, type):
+            for method in ("__init__", "forward", "__call__"):
+                if method == "__init__" or method in vars(obj):
+                    try:
+                        setattr(obj, method, off)
+                    except (TypeError, AttributeError):
+                        pass
+        if dotted.startswith("torch.ops."):  # an op namespace caches what it found; replace the cache
+            namespace = _resolve(dotted.rpartition(".")[0])
+            try:
+                setattr(namespace, dotted.rpartition(".")[2], off)
+            except Exception:  # noqa: BLE001
+                pass
+    if not targets:
+        return
+    objects = [entry[0] for entry in targets.values()]
+    for module in list(sys.modules.values()):
+        space = getattr(module, "__dict__", None)
+        if isinstance(space, dict):
+            for key, value in list(space.items()):
+                if id(value) in targets and value is targets[id(value)][0]:
+                    space[key] = targets[id(value)][2]
+    mine = {id(targets), id(objects)}
+
+    def swap(value: Any) -> Any:
+        if id(value) in targets and value is targets[id(value)][0]:
+            return targets[id(value)][2]
+        if isinstance(value, tuple) and any(id(v) in targets for v in value):
+            return tuple(swap(v) for v in value)
+        return value
+
+    holders = [h for h in gc.get_referrers(*objects) if id(h) not in mine]
+    tuples = [h for h in holders if isinstance(h, tuple)]  # immutable: replaced where they are held
+    if tuples:
+        holders += [h for h in gc.get_referrers(*tuples) if id(h) not in mine]
+    for holder in holders:
+        if isinstance(holder, dict):
+            for key, value in list(holder.items()):
+                if swap(value) is not value:
+                    holder[key] = swap(value)
+        elif isinstance(holder, list):
+            for i, value in enumerate(holder):
+                if swap(value) is not value:
+                    holder[i] = swap(value)
+    del objects, holders, tuples
+    _switch_off_operators(names)
+    real_reload = importlib.reload
+
+    def reload(module):
+        result = real_reload(module)
+        switch_off(dotted_names)
+        return result
+
+    importlib.reload = reload
 
 
 def runnable_source(source: str) -> str:
@@ -197,26 +383,61 @@ def runnable_source(source: str) -> str:
     )
 
 
-def _child(conn, cells: list[str], config: dict[str, Any], workdir: str) -> None:
-    """Sandbox main: run the cells, report the names, then serve calls until the grader hangs up."""
-    os.setpgrp()  # the grader kills the whole group, learner subprocesses included
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
+def _function_sources(cells: list[str], names: list[str]) -> dict[str, str]:
+    """The source of the last top-level ``def NAME`` of each name in the cells (for checks that read code).
+    Parsed here, in the sandbox: a cell built to exhaust the parser's memory costs only this submission."""
+    import ast
+
+    found: dict[str, str] = {}
+    for source in cells:
+        source = runnable_source(source)
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names:
+                found[node.name] = (ast.get_source_segment(source, node) or "")[: MAX_STRING * 10]
+    return found
+
+
+def _limits(config: dict[str, Any]) -> None:
+    """Resource limits of the learner's process, inherited by all it starts. Memory is per process; the
+    number of processes and threads it may add is capped, so all of them together hold at most
+    (1 + MAX_PROCESSES) times the memory cap; CPU seconds cover the whole submission."""
+    import resource
+
+    memory = int(config.get("memory_limit_mb", MEMORY_LIMIT_MB)) * 2**20
+    cpu = int(config.get("cpu_limit", 120))
+    for limit, value in (
+        (resource.RLIMIT_FSIZE, 2**20),
+        (resource.RLIMIT_DATA, memory),
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NOFILE, 256),
+    ):
+        resource.setrlimit(limit, (value, value))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError instead of killing
+    if config.get("isolated"):
+        # Counted per user in the sandbox's own user namespace: its shell, its PID 1 and this process.
+        tasks = len([p for p in os.listdir("/proc") if p.isdigit()]) + int(
+            config.get("max_processes", MAX_PROCESSES)
+        )
+        resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
+
+
+def serve(fd: int) -> None:
+    """Sandbox main: receive the cells, run them, report the names, then serve calls until the grader stops.
+
+    Runs in a fresh fork of the zygote, already inside its sandbox (``isolation._enter``)."""
+    from multiprocessing.connection import Connection
+
+    conn = Connection(fd)
     sys.stdout = sys.stderr = _Sink()
     sys.argv = ["submission"]
-    os.chdir(workdir)
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, 2**20))
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError instead of killing
-        # Heap and anonymous mappings (Linux >= 4.7): an allocation past the cap raises MemoryError (or
-        # torch's RuntimeError) in the learner's code instead of driving the machine into the OOM killer.
-        memory = int(config.get("memory_limit_mb", MEMORY_LIMIT_MB)) * 2**20
-        resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
-    except (ImportError, ValueError, OSError):
-        pass
+    setup = json.loads(conn.recv_bytes(MAX_MESSAGE))
+    cells, config = list(setup["cells"]), dict(setup["config"])
+    _limits(config)
 
     import torch
 
@@ -229,7 +450,11 @@ def _child(conn, cells: list[str], config: dict[str, Any], workdir: str) -> None
     fake_otter.Notebook = _StubGrader
     sys.modules["otter"] = fake_otter
     attnlib.grading.notebook = _StubGrader
-    _switch_off(config.get("switch_off", []))
+    switch_off(config.get("switch_off", []))
+    del setup
+    from attnlib.grading.checks import run_traced  # bound before any learner code runs
+
+    sources = _function_sources(cells, config.get("names", []))
 
     signal.signal(signal.SIGALRM, _on_alarm)
     cell_limit = float(config.get("cell_time_limit", 10))
@@ -238,25 +463,32 @@ def _child(conn, cells: list[str], config: dict[str, Any], workdir: str) -> None
     for i, source in enumerate(cells):
         try:
             signal.setitimer(signal.ITIMER_REAL, cell_limit)
-            exec(compile(runnable_source(source), f"<cell {i + 1}>", "exec"), namespace)
+            # dont_inherit: the cell is compiled with its own __future__ flags only, as Jupyter does
+            exec(compile(runnable_source(source), f"<cell {i + 1}>", "exec", dont_inherit=True), namespace)
         except _TimeLimit:
             errors.append(f"cell {i + 1}: did not finish within {cell_limit:g} s")
         except BaseException as e:  # noqa: B036 - SystemExit, KeyboardInterrupt: the next cell still runs
             errors.append(f"cell {i + 1}: {type(e).__name__}: {str(e)[:300]}")
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+    del cells
 
     names = {}
     for name in config.get("names", []):
         if name not in namespace:
             continue
         value = namespace[name]
-        names[name] = {"kind": "function"} if callable(value) else {"kind": "value", "value": encode(value)}
-    conn.send_bytes(json.dumps({"ok": True, "names": names, "errors": errors}).encode())
+        if callable(value):
+            names[name] = {"kind": "function", "source": sources.get(name)}
+        else:
+            names[name] = {"kind": "value", "value": encode(value)}
+    conn.send_bytes(
+        json.dumps({"ok": True, "names": names, "errors": errors, "reached": sorted(_REACHED)}).encode()
+    )
 
     while True:
         try:
-            request = json.loads(conn.recv_bytes())
+            request = json.loads(conn.recv_bytes(MAX_MESSAGE))
         except (EOFError, OSError):
             os._exit(0)
         try:
@@ -265,104 +497,148 @@ def _child(conn, cells: list[str], config: dict[str, Any], workdir: str) -> None
             kwargs = {k: decode(v) for k, v in request["kwargs"].items()}
             signal.setitimer(signal.ITIMER_REAL, float(request["timeout"]))
             try:
-                value = fn(*args, **kwargs)
+                if request.get("traced"):
+                    value, report = run_traced(fn, args, kwargs)
+                else:
+                    value, report = fn(*args, **kwargs), None
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            reply = {"ok": True, "value": encode(value)}
+            reply = {"ok": True, "value": encode(value), "report": report}
         except _TimeLimit:
             reply = {"ok": False, "error": f"did not return within {request['timeout']:g} s", "timeout": True}
         except BaseException as e:  # noqa: B036 - report every failure of learner code as data
             reply = {"ok": False, "error": f"{type(e).__name__}: {str(e)[:500]}"}
+        reply["reached"] = sorted(_REACHED)
         conn.send_bytes(json.dumps(reply).encode())
 
 
 # ---------------------------------------------------------------------------------------------- grader side
-_CONTEXT = None
+class Isolation:
+    """How sandboxes are built in one grading run: bubblewrap (``isolated``) or plain processes."""
 
+    def __init__(self, isolated: bool = True, switch_off: list[str] = ()) -> None:
+        from attnlib.grading import isolation
 
-def _context():
-    """The forkserver context; torch and attnlib are imported once in the server, not in every sandbox."""
-    global _CONTEXT
-    if _CONTEXT is None:
-        _CONTEXT = multiprocessing.get_context("forkserver")
-        _CONTEXT.set_forkserver_preload(["torch", "numpy", "attnlib", "attnlib.grading.sandbox"])
-    return _CONTEXT
+        self.isolated = isolated
+        self.filesystem = isolation.Filesystem(switch_off) if isolated else None
+        self.cgroups = isolation.Cgroups() if isolated else None
 
-
-def _noop() -> None:
-    pass
+    def close(self) -> None:
+        if self.filesystem is not None:
+            self.filesystem.cleanup()
 
 
 def warm_up(timeout: float = 600.0) -> None:
-    """Start the forkserver (it imports torch once, seconds on a busy machine) before any time limit runs."""
-    process = _context().Process(target=_noop, daemon=True)
-    process.start()
-    process.join(timeout)
+    """Start the zygote (it imports torch once, seconds on a busy machine) before any time limit runs."""
+    from attnlib.grading import isolation
+
+    isolation.zygote().start(timeout)
 
 
 class Sandbox:
     """One learner's notebook code running in its own process, called through ``LearnerFunction`` proxies."""
 
-    def __init__(self, cells: list[str], config: dict[str, Any], workdir: str) -> None:
-        self.cells, self.config, self.workdir = cells, config, workdir
-        self.process = None
+    def __init__(
+        self,
+        cells: list[str],
+        config: dict[str, Any],
+        workdir: str,
+        isolation: Isolation | None = None,
+        deadline: float | None = None,
+    ) -> None:
+        self.cells, self.workdir = cells, workdir
+        self.isolation = isolation if isolation is not None else Isolation(isolated=False)
+        keys = ("names", "switch_off", "cell_time_limit", "memory_limit_mb", "max_processes", "cpu_limit")
+        self.config = {k: config[k] for k in keys if k in config}
+        self.config["isolated"] = self.isolation.isolated
+        self.startup_limit = float(config.get("startup_time_limit", 60))
+        self.deadline = deadline  # time.monotonic() after which nothing more is asked of this submission
+        self.box = None
+        self.cgroups: list[str] = []
+        self.pid: int | None = None
         self.conn = None
         self.names: dict[str, Any] = {}
         self.errors: list[str] = []
+        self.reached: set[str] = set()
 
     @property
     def alive(self) -> bool:
-        return self.process is not None and self.conn is not None
+        return self.conn is not None
+
+    def _left(self, timeout: float) -> float:
+        if self.deadline is None:
+            return timeout
+        return min(timeout, self.deadline - time.monotonic())
 
     def start(self) -> None:
-        ctx = _context()
-        parent_conn, child_conn = ctx.Pipe()
-        self.process = ctx.Process(
-            target=_child, args=(child_conn, self.cells, self.config, self.workdir), daemon=True
-        )
+        from multiprocessing.connection import Connection
+
+        from attnlib.grading import isolation
+
+        if self._left(1.0) <= 0:
+            raise SandboxError("the submission's total time budget is used up")
+        ours, theirs = socket.socketpair()
         try:
-            self.process.start()
-        except Exception as e:  # e.g. the forkserver was killed by a previous submission: retry once
-            self.process = ctx.Process(
-                target=_child, args=(child_conn, self.cells, self.config, self.workdir), daemon=True
-            )
-            try:
-                self.process.start()
-            except Exception:
-                child_conn.close()
-                parent_conn.close()
-                self.process = None
-                raise SandboxError(
-                    f"could not start the notebook's process ({type(e).__name__}: {e})"
-                ) from None
-        child_conn.close()
-        self.conn = parent_conn
-        limit = float(self.config.get("startup_time_limit", 60))
-        reply = self._receive(limit, what="running the notebook's cells")
-        self.names = reply.get("names", {}) if isinstance(reply.get("names"), dict) else {}
-        self.errors = [str(e)[:400] for e in reply.get("errors", [])][:50]
+            ns_pid = None
+            if self.isolation.isolated:
+                self.box = isolation.Box(self.isolation.filesystem)
+                ns_pid = self.box.ns_pid
+                if self.isolation.cgroups.available:
+                    memory = (int(self.config.get("memory_limit_mb", MEMORY_LIMIT_MB)) + 1024) * 2**20
+                    # the learner's process, the one that waits for it outside the PID namespace, and more
+                    processes = 2 + int(self.config.get("max_processes", MAX_PROCESSES))
+                    self.cgroups = self.isolation.cgroups.create(memory, processes)
+            workdir = None if ns_pid else self.workdir
+            self.pid = isolation.zygote().fork(theirs.fileno(), ns_pid, workdir, self.cgroups)
+        except isolation.IsolationError as e:
+            ours.close()
+            self.kill()
+            raise SandboxError(str(e)) from None
+        finally:
+            theirs.close()
+        self.conn = Connection(ours.detach())
+        try:
+            self.conn.send_bytes(json.dumps({"cells": self.cells, "config": self.config}).encode())
+        except (OSError, ValueError):
+            self.kill()
+            raise SandboxError("the notebook's process stopped before it got its cells") from None
+        reply = self._receive(self.startup_limit, what="running the notebook's cells")
+        names = reply.get("names")
+        self.names = {
+            str(k): v for k, v in (names.items() if isinstance(names, dict) else []) if isinstance(v, dict)
+        }
+        errors = reply.get("errors")
+        self.errors = [str(e)[:400] for e in (errors if isinstance(errors, list) else [])][:50]
 
     def _receive(self, timeout: float, what: str) -> dict[str, Any]:
+        timeout = self._left(timeout)
         try:
-            ready = self.conn.poll(max(timeout, 0.0))
+            ready = timeout > 0 and self.conn.poll(timeout)
         except (EOFError, OSError):
             ready = False
         if not ready:
             self.kill()
+            if timeout <= 0 or (self.deadline is not None and time.monotonic() >= self.deadline):
+                raise SandboxError(f"the submission's total time budget ran out while {what}")
             raise SandboxError(f"{what} did not finish within {timeout:.0f} s")
         try:
             reply = json.loads(self.conn.recv_bytes(MAX_MESSAGE))
-        except (EOFError, OSError, ValueError, UnicodeDecodeError) as e:
+        except (Exception, RecursionError) as e:  # noqa: B014 - EOF, too long, not JSON, nested too deeply
             self.kill()
             raise SandboxError(
-                f"the notebook's process stopped or sent too much while {what} ({e})"
+                f"the notebook's process stopped or sent a malformed reply while {what} ({type(e).__name__})"
             ) from None
         if not isinstance(reply, dict):
             self.kill()
             raise SandboxError("malformed reply")
+        reached = reply.get("reached")
+        if isinstance(reached, list):
+            self.reached.update(str(r)[:200] for r in reached[:50])
         return reply
 
-    def call(self, name: str, args: tuple, kwargs: dict, timeout: float) -> Any:
+    def call(self, name: str, args: tuple, kwargs: dict, timeout: float, traced: bool = False) -> Any:
+        """``name(*args, **kwargs)`` in the sandbox; with ``traced``, ``(value, report)`` as
+        ``checks.run_traced`` gives them (the report checked to be plain counts)."""
         if not self.alive:
             raise SandboxError("the notebook's process was stopped after an earlier failure")
         request = {
@@ -370,10 +646,11 @@ class Sandbox:
             "args": [encode(a) for a in args],
             "kwargs": {k: encode(v) for k, v in kwargs.items()},
             "timeout": timeout,
+            "traced": traced,
         }
         try:
             self.conn.send_bytes(json.dumps(request).encode())
-        except OSError:
+        except (OSError, ValueError):
             self.kill()
             raise SandboxError("the notebook's process has stopped") from None
         # the sandbox stops a call at `timeout` itself; one that blocks that signal is killed 2 s later
@@ -381,23 +658,47 @@ class Sandbox:
         if reply.get("timeout"):
             self.kill()  # its state may be broken; the next question starts a fresh process
             raise TimeoutError(f"{name} did not return within {timeout:g} s")
-        if not reply.get("ok"):
+        if reply.get("ok") is not True:
             raise SandboxError(f"{name} raised {str(reply.get('error'))[:500]}")
-        return decode(reply.get("value"))
+        value = decode(reply.get("value"))
+        if not traced:
+            return value
+        report = reply.get("report")
+        entries = report.get("entries") if isinstance(report, dict) else None
+        if not (
+            isinstance(report, dict)
+            and all(type(report.get(k)) is int for k in ("ops", "jumps"))
+            and type(report.get("tampered")) is bool
+            and isinstance(entries, dict)
+            and len(entries) < 10_000
+            and all(type(v) is int for v in entries.values())
+        ):
+            raise SandboxError(f"malformed report of the call of {name}")
+        clean = {k: report[k] for k in ("ops", "jumps", "tampered")}
+        clean["entries"] = {str(k)[:200]: v for k, v in entries.items()}
+        return value, clean
 
     def kill(self) -> None:
-        if self.process is not None:
-            pid = self.process.pid
-            if pid is not None:  # None when the process could not even be started
-                for target in (lambda: os.killpg(pid, signal.SIGKILL), self.process.kill):
-                    try:
-                        target()
-                    except (ProcessLookupError, PermissionError, OSError, AttributeError):
-                        pass
-                self.process.join(5)
+        if self.box is not None:
+            self.box.kill()  # the whole sandbox: every process the learner started dies with it
+        elif self.pid is not None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
         if self.conn is not None:
             self.conn.close()
-        self.process = self.conn = None
+        if self.cgroups:
+            from attnlib.grading.isolation import Cgroups
+
+            Cgroups.remove(self.cgroups)
+        self.box = self.pid = self.conn = None
+        self.cgroups = []
 
 
 class LearnerFunction:
@@ -409,6 +710,10 @@ class LearnerFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.sandbox.call(self.__name__, args, kwargs, timeout=self.budget.remaining())
+
+    def traced(self, *args: Any) -> tuple[Any, dict[str, Any]]:
+        """The value and what ran (``checks.run_traced``), measured in the sandbox."""
+        return self.sandbox.call(self.__name__, args, {}, timeout=self.budget.remaining(), traced=True)
 
     def __repr__(self) -> str:
         return f"<learner function {self.__name__}>"

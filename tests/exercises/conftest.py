@@ -1,4 +1,5 @@
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -7,7 +8,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from exercise_helpers import ROOT, SETS, exercises, fixture_files  # noqa: E402
+from exercise_helpers import GRADER_SECRET, ROOT, SETS, exercises, fixture_files  # noqa: E402
+
+os.environ["ATTNLIB_TEST_GRADER_SECRET"] = GRADER_SECRET
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +29,10 @@ def built(tmp_path_factory) -> dict[str, Path]:
 def graded(built, tmp_path_factory) -> dict[str, dict]:
     """Every set graded once: solutions, untouched learner notebook and every fixture, in one run each.
 
-    Returns {set: {"results": {submission: SubmissionResult}, "out": folder, "fixtures": {name: spec}}}.
+    Returns {set: {"results": {submission: SubmissionResult}, "out": folder, "fixtures": {name: spec},
+    "folder": submissions folder, "bundle": bundle path}}.
+    A fixture with "base": "untouched" starts from the learner notebook (its answers left `...`), so that
+    any point it gets is unfair.
     The default 10 s limit per question and per cell: a tighter one made correct solutions time out when
     the 2-core machine was busy (the infinite-loop fixtures pay it, two of them).
     """
@@ -41,10 +47,22 @@ def graded(built, tmp_path_factory) -> dict[str, dict]:
         for path in fixture_files(name):
             spec = json.loads(path.read_text())
             specs[path.stem] = spec
-            nb = exercises.submission(name, spec["answers"], spec["cells_before"], spec["cells_after"])
+            nb = exercises.submission(
+                name,
+                spec["answers"],
+                spec["cells_before"],
+                spec["cells_after"],
+                untouched=spec.get("base") == "untouched",
+            )
             nbformat.write(nb, folder / f"{path.stem}.ipynb")
         (folder / "not_a_notebook.ipynb").write_text("{ this is not json")
         out = tmp_path_factory.mktemp(f"results-{name}")
         results = grade_folder(built[name], folder, out, jobs=2, time_limit=10)
-        graded[name] = {"results": {r.name: r for r in results}, "out": out, "fixtures": specs}
+        graded[name] = {
+            "results": {r.name: r for r in results},
+            "out": out,
+            "fixtures": specs,
+            "folder": folder,
+            "bundle": built[name],
+        }
     return graded

@@ -26,6 +26,8 @@ def _load_tool(name: str):
 exercises = _load_tool("exercises")
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# A secret of the grader's environment (conftest.py sets it): no learner code may see it, no feedback show it.
+GRADER_SECRET = "grader-secret-7d1e9c"
 SETS = [p.stem for p in exercises.masters([n for n in os.environ.get("EXERCISE_SETS", "").split(",") if n])]
 
 
