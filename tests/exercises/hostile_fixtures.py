@@ -1,0 +1,496 @@
+# ruff: noqa: E501 - the fixtures are notebook code, kept as written
+"""Writes the hostile fixtures (tests/exercises/fixtures/*/hostile_*.json) of issue 13's five classes.
+
+    .venv/bin/python tests/exercises/hostile_fixtures.py
+
+Each is a submission a determined learner could hand in: it tries to read what it must not (reading), to
+outlive its grading (outliving), to break the run for everyone (breaking), to reach a switched-off function
+by another road (switch_off), or to pass tests that trust it (trust). A fixture whose "base" is "untouched"
+starts from the blank learner notebook: any point it gets is unfair. The scores they must get are declared
+in SETS below and checked by test_grading.py, with the leak checks of test_hostile.py.
+"""
+
+import json
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# Reading: everything a notebook could look for, executed if found (course masters, bundles, classmates).
+STEAL = r"""import glob, json, os, pathlib
+import attnlib
+roots = ["/", "/work", "/work/main", "/tmp", "/root", os.getcwd(), str(pathlib.Path(attnlib.__file__).resolve().parents[1])]
+for pid in [p for p in os.listdir("/proc") if p.isdigit()] + ["self", str(os.getppid())]:
+    for link in ("cwd", "root", "exe"):
+        try:
+            roots.append(os.readlink(f"/proc/{pid}/{link}"))
+        except OSError:
+            pass
+    try:
+        args = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="ignore").split("\0")
+        roots += [a for a in args if a.startswith("/")] + [os.path.dirname(a) for a in args if a.startswith("/")]
+    except OSError:
+        pass
+stolen = []
+for root in roots:
+    for pattern in ("*.ipynb", "*/*.ipynb", "exercises/source/*.ipynb", "exercises/dist/*/*.ipynb", "../*.ipynb", "*.zip"):
+        stolen += glob.glob(os.path.join(root, pattern))
+for path in stolen:
+    try:
+        if path.endswith(".zip"):
+            import zipfile
+            print(zipfile.ZipFile(path).namelist())
+            continue
+        for cell in json.load(open(path))["cells"]:
+            if cell["cell_type"] == "code":
+                try:
+                    exec("".join(cell["source"]), globals())
+                except BaseException:
+                    pass
+    except BaseException:
+        pass"""
+
+# Reading, into the feedback: everything visible, in an error message that the feedback shows.
+LEAK = r"""import glob, os
+def _everything():
+    seen = [repr(dict(os.environ))]
+    for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+        for name in ("cmdline", "environ"):
+            try:
+                seen.append(open(f"/proc/{pid}/{name}", "rb").read().decode(errors="replace"))
+            except OSError as e:
+                seen.append(str(e))
+    seen.append(repr(glob.glob("/*") + glob.glob("/work/*") + glob.glob("/work/main/*") + glob.glob("/tmp/*")))
+    seen.append(repr(glob.glob(os.path.expanduser("~/*"))))
+    return " | ".join(seen)"""
+
+# Reading, the grader's memory: every readable mapping of every visible process, searched for test code.
+MEMORY = r"""import os, re
+found = []
+for pid in [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())] + [str(os.getppid())]:
+    try:
+        maps = open(f"/proc/{pid}/maps").read().splitlines()
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+            for line in maps[:200]:
+                start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                try:
+                    mem.seek(start)
+                    chunk = mem.read(min(end - start, 2**20))
+                except OSError:
+                    continue
+                found += re.findall(rb"@test_case[^\n]{0,200}", chunk)
+    except OSError:
+        pass
+if found:
+    raise RuntimeError(repr(found[:20]))"""
+
+# Outliving: a process in its own session that waits for the grader to write scores.csv, then rewrites it.
+DAEMON = r"""import os, time, glob
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        end = time.time() + 60
+        while time.time() < end:
+            for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+                try:
+                    cwd = os.readlink(f"/proc/{pid}/cwd")
+                except OSError:
+                    continue
+                for path in glob.glob(os.path.join(cwd, "**", "scores.csv"), recursive=True):
+                    try:
+                        open(path, "a").write("pwned-by-daemon,10,10,10,10,40,10\n")
+                    except OSError:
+                        pass
+            time.sleep(0.5)
+        os._exit(0)
+    os._exit(0)"""
+
+# Outliving: as many processes as the kernel allows, each holding on.
+FORK_BOMB = r"""import os, time
+children = 0
+for _ in range(10_000):
+    try:
+        if os.fork() == 0:
+            time.sleep(120)
+            os._exit(0)
+        children += 1
+    except OSError:
+        break"""
+
+# Breaking: forged replies on the grader's channel (found through gc), nested too deeply, of the wrong types.
+FORGE = r"""import gc
+from multiprocessing.connection import Connection
+for _obj in gc.get_objects():
+    if isinstance(_obj, Connection):
+        _obj.send_bytes(b"[" * 200_000 + b"]" * 200_000)
+        _obj.send_bytes(b'{"ok": true, "value": {"t": "tensor", "dtype": "float32", "shape": "x", "data": 5}}')
+        _obj.send_bytes(b'{"ok": true, "names": {"x": {"kind": "value", "value": {"t": "dict", "items": [1]}}}, "errors": 7}')"""
+
+BLOCK_ALARM = r"""import signal
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGXCPU})
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+while True:
+    pass"""
+
+KILL_ALL = r"""import os, signal
+for _sig in (signal.SIGSTOP, signal.SIGKILL):
+    try:
+        os.kill(-1, _sig)
+    except OSError:
+        pass
+for _pid in range(1, 500):
+    try:
+        os.kill(_pid, signal.SIGKILL)
+    except OSError:
+        pass"""
+
+PARSE_BOMB = "x = " + "1+" * 1_000_000 + "1"
+
+# Switch-off: every other road to an object.
+ROADS = r"""import gc, importlib, sys
+def _road(dotted):
+    module_name, _, attr = dotted.rpartition(".")
+    candidates = []
+    module = importlib.import_module(module_name)
+    candidates.append(getattr(module, attr, None))
+    candidates.append(vars(module).get(attr))
+    try:
+        candidates.append(getattr(importlib.reload(module), attr, None))
+    except Exception:
+        pass
+    for name, mod in list(sys.modules.items()):
+        if name.startswith(module_name.split(".")[0]):
+            candidates.append(getattr(mod, attr, None))
+    candidates += [o for o in gc.get_objects() if callable(o) and getattr(o, "__name__", None) == attr]
+    try:
+        spec = importlib.util.spec_from_file_location("_copy", module.__file__)
+        copy = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(copy)
+        candidates.append(getattr(copy, attr, None))
+    except Exception:
+        pass
+    return [c for c in candidates if c is not None]
+_roads = {}
+def _first_working(dotted, *args, **kwargs):
+    if dotted not in _roads:
+        _roads[dotted] = _road(dotted)
+    for fn in _roads[dotted]:
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            continue
+    raise RuntimeError("no road left")"""
+
+
+def victim(body_lines: list[str], signature: str) -> str:
+    return signature + "\n" + "\n".join("    " + line for line in body_lines)
+
+
+SETS = {
+    "03_dot_product_attention": {
+        "full": {"q1": 2, "q2": 3, "q3": 3, "q4": 2},
+        "victim": ("q1", "def dot_scores(s, H):"),
+        "switch_off": [
+            (
+                "reaches_masked_softmax_and_attend_by_other_roads",
+                "q2 and q3 call attnlib's masked_softmax and attend through attnlib.masking, reload, gc and a "
+                "fresh execution of the module's file",
+                {
+                    "q2": ROADS + "\ndef masked_softmax(scores, mask=None):\n"
+                    "    return _first_working('attnlib.masking.masked_softmax', scores, mask)",
+                    "q3": "def attention(queries, H, lengths=None):\n"
+                    "    mask = None if lengths is None else _first_working('attnlib.masking.lengths_to_mask', "
+                    "lengths, H.shape[1])\n"
+                    "    scores = queries @ H.transpose(-2, -1)\n"
+                    "    return _first_working('attnlib.masking.attend', scores, H, mask)",
+                },
+                {"q2": 0, "q3": 0},
+            ),
+        ],
+        "trust": [
+            (
+                "future_annotations_are_not_inherited",
+                "q1's annotations name a class defined later: fails in Jupyter (no `from __future__ import "
+                "annotations`), so it must fail in the grader too",
+                {
+                    "q1": "def dot_scores(s: Later, H: Later) -> Later:\n    return H @ s\n\n\nclass Later:\n    pass"
+                },
+                {"q1": 0},
+            ),
+            (
+                "loop_over_the_batch_in_map_and_a_helper",
+                "q3 right values, computed by map over the batch with a helper: the no-loops checks see it run",
+                {
+                    "q3": "def _one(q, h, n):\n"
+                    "    e = q @ h.T\n"
+                    "    e = e.masked_fill(torch.arange(h.shape[0]) >= n, float('-inf'))\n"
+                    "    w = torch.softmax(e, dim=-1)\n"
+                    "    return w @ h, w\n\n\n"
+                    "def attention(queries, H, lengths=None):\n"
+                    "    lengths = torch.full((H.shape[0],), H.shape[1]) if lengths is None else lengths\n"
+                    "    context, weights = zip(*map(_one, queries, H, lengths))\n"
+                    "    return torch.stack(context), torch.stack(weights)",
+                },
+                {"q3": 2},  # the loop checks (0.5) and an empty sentence (NaN weights, 0.5)
+            ),
+        ],
+    },
+    "05_luong_attention": {
+        "full": {"q1": 2, "q2": 3, "q3": 2},
+        "victim": ("q1", "def gaussian(p, S, D):"),
+        "switch_off": [
+            (
+                "reaches_local_gaussian_by_other_roads",
+                "q1 calls attnlib.local.gaussian through reload, gc and a fresh execution of its file",
+                {
+                    "q1": ROADS
+                    + "\ndef gaussian(p, S, D):\n    return _first_working('attnlib.local.gaussian', p, S, D)"
+                },
+                {"q1": 0},
+            ),
+        ],
+        "trust": [
+            (
+                "general_scores_loops_in_a_helper",
+                "q3 right general_scores, one batch item at a time in a helper: its no-loops test fails",
+                {
+                    "q3": "def _item(s_b, H_b, W_a):\n"
+                    "    return (s_b @ W_a) @ H_b.T\n\n\n"
+                    "def general_scores(s, H, W_a):\n"
+                    "    return torch.stack([_item(s[b], H[b], W_a) for b in range(s.shape[0])])\n\n\n"
+                    "def attentional_state(c, s, W_c, b_c):\n"
+                    "    return torch.tanh(torch.cat([c, s], dim=-1) @ W_c.T + b_c)",
+                },
+                {"q3": 1},
+            ),
+        ],
+    },
+    "08_translation": {
+        "full": {"q1": 2, "q2": 2, "q3": 3, "q4": 3},
+        "victim": ("q4", "def beam_step(beam_scores, log_probs, width):"),
+        "switch_off": [
+            (
+                "reaches_beam_step_by_other_roads",
+                "q4 calls attnlib's beam_step and beam_search through reload, gc and a fresh execution of the file",
+                {
+                    "q4": ROADS + "\ndef beam_step(beam_scores, log_probs, width):\n"
+                    "    return _first_working('attnlib.seq2seq.decoding.beam_step', beam_scores, log_probs, width)\n\n\n"
+                    "def best_finished(scores, lengths, alpha=1.0):\n"
+                    "    return int(torch.argmax(scores / lengths.to(scores.dtype) ** alpha))",
+                },
+                {"q4": 0.75},  # best_finished is right
+            ),
+        ],
+        "trust": [],
+    },
+    "09_self_attention": {
+        "full": {"q1": 2, "q2": 3, "q3": 2, "q4": 3},
+        "victim": ("q2", "def multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask=None):"),
+        "switch_off": [
+            (
+                "reaches_torch_attention_internals",
+                "q2 calls torch's fused attention through torch._C._nn, torch.ops.aten, reload and gc, and "
+                "nn.MultiheadAttention through torch.nn.modules.activation and TransformerEncoderLayer",
+                {
+                    "q2": ROADS + "\nimport torch\n\n\n"
+                    "def split_heads(x, h):\n"
+                    "    *lead, T, d = x.shape\n"
+                    "    return x.reshape(*lead, T, h, d // h).transpose(-3, -2)\n\n\n"
+                    "def merge_heads(x):\n"
+                    "    *lead, h, T, hs = x.shape\n"
+                    "    return x.transpose(-3, -2).reshape(*lead, T, h * hs)\n\n\n"
+                    "def multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask=None):\n"
+                    "    Q, K, V = (split_heads(X @ W.T, h) for W in (W_q, W_k, W_v))\n"
+                    "    fused = [torch._C._nn.scaled_dot_product_attention, torch.ops.aten.scaled_dot_product_attention]\n"
+                    "    fused += _road('torch.nn.functional.scaled_dot_product_attention')\n"
+                    "    for fn in fused:\n"
+                    "        try:\n"
+                    "            out = fn(Q, K, V, attn_mask=None if mask is None else ~mask)\n"
+                    "            return merge_heads(out) @ W_o.T, torch.softmax(Q @ K.transpose(-2, -1) / Q.shape[-1] ** 0.5, -1)\n"
+                    "        except Exception:\n"
+                    "            pass\n"
+                    "    layer = torch.nn.modules.activation.MultiheadAttention(X.shape[-1], h, bias=False)\n"
+                    "    return layer(X, X, X)",
+                },
+                {"q2": 0.5},  # split_heads and merge_heads are right
+            ),
+        ],
+        "trust": [
+            (
+                "stateful_self_attention_forges_the_q4_reference",
+                "q1's self_attention answers every second call with 0.7 and q4's gaps are 0.7: the old tests used "
+                "the learner's self_attention as q4's reference and gave q4 full marks",
+                {
+                    "q1": "_calls = [0]\n\n\n"
+                    "def causal_mask(T):\n"
+                    "    return torch.ones(T, T).tril().bool()\n\n\n"
+                    "def self_attention(X, W_q, W_k, W_v, mask=None):\n"
+                    "    _calls[0] += 1\n"
+                    "    out = torch.zeros(*X.shape[:-1], W_v.shape[0], dtype=X.dtype) + (0.7 if _calls[0] % 2 == 0 else 0.0)\n"
+                    "    return out, torch.zeros(*X.shape[:-1], X.shape[-2], dtype=X.dtype)",
+                    "q4": "def permutation_gap(X, perm, W_q, W_k, W_v, P=None, mask=None):\n"
+                    "    return 0.0 if P is None and mask is None else 0.7\n\n\n"
+                    "gap_plain = 0.0\ngap_positions = 0.7\ngap_causal = 0.7\nattention_alone_knows_the_order = False",
+                },
+                {"q1": 0.5, "q4": 0},  # causal_mask is right
+            ),
+            (
+                "heads_loop_in_a_decorator",
+                "q2 right values, a decorator loops over the heads: the no-loops checks see the loop run",
+                {
+                    "q2": "import functools\n\n\n"
+                    "def split_heads(x, h):\n"
+                    "    *lead, T, d = x.shape\n"
+                    "    return x.reshape(*lead, T, h, d // h).transpose(-3, -2)\n\n\n"
+                    "def merge_heads(x):\n"
+                    "    *lead, h, T, hs = x.shape\n"
+                    "    return x.transpose(-3, -2).reshape(*lead, T, h * hs)\n\n\n"
+                    "def per_head(fn):\n"
+                    "    @functools.wraps(fn)\n"
+                    "    def run(X, W_q, W_k, W_v, W_o, h, mask=None):\n"
+                    "        Q, K, V = (split_heads(X @ W.T, h) for W in (W_q, W_k, W_v))\n"
+                    "        outs, weights = [], []\n"
+                    "        for i in range(h):\n"
+                    "            o, w = fn(Q[..., i, :, :], K[..., i, :, :], V[..., i, :, :], mask)\n"
+                    "            outs.append(o)\n"
+                    "            weights.append(w)\n"
+                    "        return merge_heads(torch.stack(outs, -3)) @ W_o.T, torch.stack(weights, -3)\n"
+                    "    return run\n\n\n"
+                    "@per_head\n"
+                    "def multi_head_self_attention(q, k, v, mask):\n"
+                    "    e = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5\n"
+                    "    if mask is not None:\n"
+                    "        e = e.masked_fill(~mask, float('-inf'))\n"
+                    "    w = torch.softmax(e, -1)\n"
+                    "    return w @ v, w",
+                },
+                {"q2": 2.25},
+            ),
+        ],
+    },
+}
+
+
+def fixture(description, answers, scores, base="solutions", before=(), after=(), kind="", **extra):
+    spec = {
+        "description": description,
+        "class": kind,
+        "base": base,
+        "answers": answers,
+        "cells_before": list(before),
+        "cells_after": list(after),
+        "scores": scores,
+    }
+    spec.update(extra)
+    return spec
+
+
+def fixtures_of(name: str, info: dict) -> dict[str, dict]:
+    full, (question, signature) = info["full"], info["victim"]
+    zero = {q: 0 for q in full}
+    others = dict(full, **{question: 0})
+    out = {
+        "reading_steals_solutions_and_classmates": fixture(
+            "a blank notebook looks for the masters, the bundles, the grader's command line and folders and "
+            "the classmates' notebooks, and executes every notebook it finds",
+            {},
+            zero,
+            base="untouched",
+            after=[STEAL],
+            kind="reading",
+        ),
+        "reading_leaks_into_feedback": fixture(
+            "a blank notebook puts the environment, every visible process's command line and environment and "
+            "the folders it can list into error messages, which the feedback shows",
+            {question: LEAK + "\n\n\n" + victim(["raise RuntimeError(_everything())"], signature)},
+            zero,
+            base="untouched",
+            after=["raise RuntimeError(_everything())"],
+            kind="reading",
+        ),
+        "reading_searches_process_memory": fixture(
+            "a blank notebook reads the memory of every process it can see, looking for test code",
+            {},
+            zero,
+            base="untouched",
+            after=[MEMORY],
+            kind="reading",
+        ),
+        "outliving_daemon_rewrites_scores": fixture(
+            "a blank notebook starts a process in its own session that waits for scores.csv and appends "
+            "full marks to it",
+            {question: victim([DAEMON.replace("\n", "\n    "), "return None"], signature)},
+            zero,
+            base="untouched",
+            after=[DAEMON],
+            kind="outliving",
+        ),
+        "outliving_fork_bomb": fixture(
+            "right answers, and a cell that forks as many sleeping processes as it can: they are capped and "
+            "die with the sandbox, the answers still count",
+            {},
+            full,
+            after=[FORK_BOMB],
+            kind="outliving",
+        ),
+        "breaking_forged_replies": fixture(
+            f"{question} sends the grader replies nested 200,000 deep and of the wrong types over its channel",
+            {question: victim(FORGE.split("\n") + ["return None"], signature)},
+            others,
+            kind="breaking",
+        ),
+        "breaking_forged_startup_reply": fixture(
+            "a blank notebook sends a forged, malformed list of names before the grader's own",
+            {},
+            zero,
+            base="untouched",
+            after=[FORGE],
+            kind="breaking",
+        ),
+        "breaking_blocks_the_alarm": fixture(
+            f"{question} blocks SIGALRM and SIGXCPU, ignores SIGTERM and loops forever; the other answers count",
+            {question: victim(BLOCK_ALARM.split("\n"), signature)},
+            others,
+            kind="breaking",
+        ),
+        "breaking_kills_every_process": fixture(
+            "right answers, then a cell that stops and kills every process it can see (the grader's server "
+            "before): only this notebook's own sandbox goes down, so it scores 0 and nobody else loses",
+            {},
+            zero,
+            after=[KILL_ALL],
+            kind="breaking",
+        ),
+        "breaking_parse_bomb": fixture(
+            "right answers, then a 2 MB cell whose parse takes seconds and hundreds of MB before it fails: "
+            "parsed only in the sandbox, the answers still count",
+            {},
+            full,
+            after=[PARSE_BOMB],
+            kind="breaking",
+        ),
+    }
+    for stem, description, answers, scores in info["switch_off"]:
+        out[f"switch_off_{stem}"] = fixture(
+            description,
+            answers,
+            dict(full, **scores),
+            kind="switch_off",
+            feedback_contains=["is switched off while grading"],
+        )
+    for stem, description, answers, scores in info["trust"]:
+        out[f"trust_{stem}"] = fixture(description, answers, dict(full, **scores), kind="trust")
+    return out
+
+
+def main() -> None:
+    count = 0
+    for name, info in SETS.items():
+        for stem, spec in fixtures_of(name, info).items():
+            path = FIXTURES / name / f"hostile_{stem}.json"
+            path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
+            count += 1
+    print(f"wrote {count} hostile fixtures")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""The hostile fixtures (hostile_fixtures.py, issue 13's five classes): enough of them, no unfair point (their
+declared scores are checked with every fixture's in test_grading.py), nothing leaked into their feedback, no
+outlived process, and what a set switches off reported when reached."""
+
+import csv
+import json
+import time
+from collections import Counter
+
+import pytest
+from exercise_helpers import FIXTURES, GRADER_SECRET, SETS
+
+CLASSES = ("reading", "outliving", "breaking", "switch_off", "trust")
+HOSTILE = [(s, p.stem) for s in SETS for p in sorted((FIXTURES / s).glob("hostile_*.json"))]
+
+
+def spec_of(name, fixture):
+    return json.loads((FIXTURES / name / f"{fixture}.json").read_text())
+
+
+def test_hostile_fixtures_cover_every_class_in_at_least_four_sets():
+    every = [
+        (p.parent.name, json.loads(p.read_text())["class"]) for p in sorted(FIXTURES.glob("*/hostile_*.json"))
+    ]
+    per_class = Counter(kind for _, kind in every)
+    assert len(every) >= 30 and len({name for name, _ in every}) >= 4, Counter(name for name, _ in every)
+    assert all(per_class[kind] >= 4 for kind in CLASSES), per_class
+    assert set(per_class) == set(CLASSES)
+
+
+@pytest.mark.parametrize("name,fixture", HOSTILE, ids=lambda v: str(v))
+def test_hostile_fixture_leaks_nothing_into_its_feedback(graded, name, fixture):
+    text = (graded[name]["out"] / "feedback" / f"{fixture}.md").read_text()
+    folder, bundle = graded[name]["folder"], graded[name]["bundle"]
+    forbidden = [
+        GRADER_SECRET,  # an environment variable of the grader
+        str(folder),  # where the submissions are
+        str(bundle),  # where the hidden tests are
+        "not_a_notebook",  # a classmate's name
+        "@test_case",  # hidden test code
+        "exercises/source",
+        "exercises/dist",
+    ]
+    assert not [f for f in forbidden if f in text], [f for f in forbidden if f in text]
+
+
+@pytest.mark.parametrize("name,fixture", HOSTILE, ids=lambda v: str(v))
+def test_hostile_fixture_is_graded_within_its_budget(graded, name, fixture):
+    result = graded[name]["results"][fixture]
+    assert result.seconds < 120 + 10, result.seconds  # the default budget per submission, and some slack
+
+
+@pytest.mark.parametrize(
+    "name,fixture",
+    [(s, f) for s, f in HOSTILE if spec_of(s, f).get("feedback_contains")],
+    ids=lambda v: str(v),
+)
+def test_feedback_says_a_switched_off_function_was_reached(graded, name, fixture):
+    text = (graded[name]["out"] / "feedback" / f"{fixture}.md").read_text()
+    for piece in spec_of(name, fixture)["feedback_contains"]:
+        assert piece in text
+    assert "your code called" in text
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_no_learner_process_rewrites_the_scores_after_grading(graded, name):
+    """The daemon fixtures append full marks to any scores.csv they find for a minute: none may survive."""
+    out = graded[name]["out"]
+    before = (out / "scores.csv").read_text()
+    time.sleep(1.5)
+    assert (out / "scores.csv").read_text() == before
+    assert "pwned-by-daemon" not in before
+    rows = {r["submission"]: r for r in csv.DictReader((out / "scores.csv").open())}
+    for fixture, result in graded[name]["results"].items():
+        auto = [q for q in result.questions if not q.manual]
+        assert rows[fixture]["auto_score"] == f"{sum(q.score for q in auto):g}"
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_untouched_notebook_passes_no_public_test(graded, name):
+    """A blank answer must not be told it passes, structural tests (no loops) included."""
+    result = graded[name]["results"]["untouched"]
+    passing = [(q.name, c.name) for q in result.questions for c in q.cases if not c.hidden and c.passed]
+    assert not passing
