@@ -24,8 +24,11 @@ numeric_env.apply()  # before torch is imported; the sandboxes inherit it
 import nbformat  # noqa: E402
 
 import exercises  # noqa: E402
-from attnlib.grading.grade import grade_folder  # noqa: E402
-from attnlib.grading.sandbox import warm_up  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "grader"))
+
+from attnlib_grader.grade import grade_folder  # noqa: E402
+from attnlib_grader.sandbox import warm_up  # noqa: E402
 
 SET = sys.argv[1] if len(sys.argv) > 1 else "03_dot_product_attention"
 
@@ -54,7 +57,7 @@ def main() -> None:
     print(f"set: {SET}")
     print("isolation: bubblewrap, one sandbox per submission")
     print(f"submissions: {len(results)}")
-    print(f"grading_start_s (forkserver imports torch once): {warm:.1f}")
+    print(f"grading_start_s (the zygote imports torch once): {warm:.1f}")
     print(f"grading_30_submissions_s: {total:.1f}")
     print(f"grading_per_submission_s: {total / len(results):.2f}")
 

@@ -5,16 +5,20 @@
 
 Writes results/scores.csv (one row per notebook, one column per question; manual questions left blank) and
 results/feedback/<notebook name>.md. Build the bundle first with `python tools/exercises.py build`.
-The work is done by attnlib.grading.grade; see exercises/teachers.md.
+The work is done by the grader's own package, grader/attnlib_grader (attnlib_grader.grade: not part of
+the attnlib that learners install); see exercises/teachers.md.
 """
 
 import sys
+from pathlib import Path
 
 import numeric_env
 
 numeric_env.apply()  # before torch is imported; the sandboxes inherit it
 
-from attnlib.grading.grade import main  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "grader"))  # when not installed
+
+from attnlib_grader.grade import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -8,9 +8,9 @@ In an exercise notebook (Colab or Jupyter, nothing to upload):
 
 The public tests ship inside attnlib as package data (``public/<set>.json``, written by
 ``tools/exercises.py build``), so ``pip install attnlib`` is all a notebook needs; otter-grader's usual
-``./tests`` folder never has to exist. Teachers grade with ``tools/grade.py`` (``attnlib.grading.grade``),
-which runs hidden tests in the grader's own process against the learner's code in a sandbox
-(``attnlib.grading.sandbox``). See ``exercises/teachers.md``.
+``./tests`` folder never has to exist. ``checks`` holds the assertions the tests use. The teacher's grader
+(hidden tests, the bubblewrap sandbox, ``tools/grade.py``) is not part of attnlib: it is its own package,
+``grader/attnlib_grader`` in the course repository. See ``exercises/teachers.md``.
 """
 
 from __future__ import annotations

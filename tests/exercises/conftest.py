@@ -36,7 +36,7 @@ def graded(built, tmp_path_factory) -> dict[str, dict]:
     The default 10 s limit per question and per cell: a tighter one made correct solutions time out when
     the 2-core machine was busy (the infinite-loop fixtures pay it, two of them).
     """
-    from attnlib.grading.grade import grade_folder
+    from attnlib_grader.grade import grade_folder
 
     graded = {}
     for name in SETS:

@@ -71,3 +71,14 @@ def test_every_question_has_a_check_cell_and_hidden_tests(name):
     for q in auto:
         assert f'grader.check("{q.name}")' in sources
         assert q.public and q.hidden, f"{q.name} needs public and hidden tests"
+
+
+def test_the_learner_package_holds_no_grader():
+    """attnlib ships what grader.check needs (public tests, checks); the sandbox and the grading command are
+    the teacher's own package, grader/attnlib_grader."""
+    package = ROOT / "attnlib"
+    assert sorted(p.name for p in (package / "grading").glob("*.py")) == ["__init__.py", "checks.py"]
+    sources = [p.read_text() for p in package.rglob("*.py")]
+    assert not [s for s in sources if re.search(r"^\s*(from|import) attnlib_grader", s, re.M)]
+    assert not [s for s in sources if "bwrap" in s or "setns" in s]
+    assert (ROOT / "grader" / "attnlib_grader" / "isolation.py").is_file()

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from attnlib_grader import isolation
+from attnlib_grader.grade import find_submissions, grade_folder, main
+from attnlib_grader.sandbox import MAX_PROCESSES, Isolation, Sandbox, SandboxError
 from exercise_helpers import GRADER_SECRET, ROOT, exercises
-
-from attnlib.grading import isolation
-from attnlib.grading.grade import find_submissions, grade_folder, main
-from attnlib.grading.sandbox import MAX_PROCESSES, Isolation, Sandbox, SandboxError
 
 SET = "03_dot_product_attention"
 

@@ -2,8 +2,7 @@
 
 import pytest
 import torch
-
-from attnlib.grading.sandbox import MEMORY_LIMIT_MB, Opaque, Sandbox, SandboxError, decode, encode
+from attnlib_grader.sandbox import MEMORY_LIMIT_MB, Opaque, Sandbox, SandboxError, decode, encode
 
 
 @pytest.mark.parametrize(

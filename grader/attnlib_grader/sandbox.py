@@ -9,7 +9,7 @@ subclass, redefines ``grader`` or writes to files cannot change a verdict; at wo
 means computing the right ones.
 
 Each submission's process is forked from a zygote that imported torch once and never sees the tests, the
-solutions or any learner's code, and runs inside its own bubblewrap sandbox (``attnlib.grading.isolation``).
+solutions or any learner's code, and runs inside its own bubblewrap sandbox (``attnlib_grader.isolation``).
 Inside: stdout and stderr sent to /dev/null, files capped at 1 MB, memory, CPU time, processes and open files
 capped, one CPU thread, what the set forbids switched off by identity, a time limit on every cell and every
 call. The grader kills the whole sandbox when a limit is exceeded.
@@ -218,7 +218,7 @@ def _off_function(dotted: str) -> types.FunctionType:
     exec(
         "def off(*args, **kwargs):\n"
         "    import sys\n"
-        f"    sys.modules['attnlib.grading.sandbox']._reached({dotted!r})\n"
+        f"    sys.modules['attnlib_grader.sandbox']._reached({dotted!r})\n"
         f"    raise RuntimeError({switched_off_message(dotted)!r})\n",
         namespace,
     )
@@ -517,7 +517,7 @@ class Isolation:
     """How sandboxes are built in one grading run: bubblewrap (``isolated``) or plain processes."""
 
     def __init__(self, isolated: bool = True, switch_off: list[str] = ()) -> None:
-        from attnlib.grading import isolation
+        from attnlib_grader import isolation
 
         self.isolated = isolated
         self.filesystem = isolation.Filesystem(switch_off) if isolated else None
@@ -530,7 +530,7 @@ class Isolation:
 
 def warm_up(timeout: float = 600.0) -> None:
     """Start the zygote (it imports torch once, seconds on a busy machine) before any time limit runs."""
-    from attnlib.grading import isolation
+    from attnlib_grader import isolation
 
     isolation.zygote().start(timeout)
 
@@ -573,7 +573,7 @@ class Sandbox:
     def start(self) -> None:
         from multiprocessing.connection import Connection
 
-        from attnlib.grading import isolation
+        from attnlib_grader import isolation
 
         if self._left(1.0) <= 0:
             raise SandboxError("the submission's total time budget is used up")
@@ -694,7 +694,7 @@ class Sandbox:
         if self.conn is not None:
             self.conn.close()
         if self.cgroups:
-            from attnlib.grading.isolation import Cgroups
+            from attnlib_grader.isolation import Cgroups
 
             Cgroups.remove(self.cgroups)
         self.box = self.pid = self.conn = None

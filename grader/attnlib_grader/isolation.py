@@ -44,7 +44,7 @@ PRELOAD = (
     "numpy",
     "attnlib",
     "attnlib.grading",
-    "attnlib.grading.sandbox",
+    "attnlib_grader.sandbox",
     "attnlib.grading.checks",
 )
 # The environment of the zygote (and so of every learner): nothing of the grader's but the numeric settings.
@@ -66,7 +66,7 @@ def _blank(copy: Path, package: Path, switch_off: list[str]) -> None:
     import ast
     import inspect
 
-    from attnlib.grading.sandbox import _resolve, switched_off_message
+    from attnlib_grader.sandbox import _resolve, switched_off_message
 
     edits: dict[Path, dict[str, str]] = {}
     for dotted in switch_off:
@@ -368,7 +368,7 @@ def _drop_privileges() -> None:
 
 def _enter(request: dict[str, Any], fd: int) -> None:
     """In a fresh fork of the zygote: become the learner's process, then serve the grader on ``fd``."""
-    from attnlib.grading import sandbox
+    from attnlib_grader import sandbox
 
     status = 70
     try:
@@ -440,6 +440,14 @@ def _zygote_main(fd: int) -> None:
         control.sendall(json.dumps({"pid": pid}).encode() + b"\n")
 
 
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding attnlib_grader
+# The zygote's whole command line: it finds this package whether it is installed or run from the repository.
+_ZYGOTE_START = (
+    "import sys; sys.path.insert(0, {folder!r}); "
+    "from attnlib_grader import isolation; isolation._zygote_main({fd})"
+)
+
+
 class Zygote:
     """The grader's handle on the zygote process (started on first use, restarted if it died)."""
 
@@ -452,7 +460,7 @@ class Zygote:
     def _start(self, timeout: float) -> None:
         ours, theirs = socket.socketpair()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "attnlib.grading.isolation", str(theirs.fileno())],
+            [sys.executable, "-c", _ZYGOTE_START.format(folder=_HERE, fd=theirs.fileno())],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -522,7 +530,3 @@ def zygote() -> Zygote:
     if _ZYGOTE is None:
         _ZYGOTE = Zygote()
     return _ZYGOTE
-
-
-if __name__ == "__main__":
-    _zygote_main(int(sys.argv[1]))

@@ -4,7 +4,7 @@
 
 The bundle (``tools/exercises.py build``) holds ``set.json`` and the otter test files with the public and
 hidden cases. Everything is read into memory before any learner code runs. Each submission's code cells run in
-a sandbox process (``attnlib.grading.sandbox``); the test cases run here, in the grader, calling the learner's
+a sandbox process (``attnlib_grader.sandbox``); the test cases run here, in the grader, calling the learner's
 functions through proxies, so no submission can rebind the functions the tests use. No Docker needed.
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnlib.grading.sandbox import (
+from attnlib_grader.sandbox import (
     Budget,
     Isolation,
     LearnerFunction,
@@ -373,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_isolation:
         print(NO_ISOLATION_WARNING, file=sys.stderr)
     else:
-        from attnlib.grading.isolation import IsolationError, check_bwrap
+        from attnlib_grader.isolation import IsolationError, check_bwrap
 
         try:
             check_bwrap()
