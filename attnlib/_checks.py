@@ -68,17 +68,22 @@ def positions(x: torch.Tensor, x_name: str, expected: int, by: str, by_tensor: t
 def sequences(**named: object) -> torch.Size:
     """Inputs such as ``query (..., T, dq)`` and ``keys (..., S, dk)``, named by keyword, first as reference.
 
-    Each must be a floating tensor with at least 2 dims, of the first one's dtype, and with batch dims that
-    broadcast against the first one's. Returns the broadcast batch shape of them all.
+    Each must be a floating tensor with at least 2 dims, of the first one's dtype; their batch dims (all but
+    the last two) must broadcast together. Returns the broadcast batch shape.
     """
     (first_name, first), *others = named.items()
     for name, x in named.items():
         tensor(x, name, min_dim=2)
-    batch = first.shape[:-2]
     for name, x in others:
         same_dtype(x, name, first, first_name)
-        batch = torch.broadcast_shapes(batch, batch_dims(first, first_name, x, name))
-    return batch
+    try:
+        return torch.broadcast_shapes(*(x.shape[:-2] for x in named.values()))
+    except RuntimeError:
+        *most, last = named
+        shapes = ", ".join(f"{name} shape {shape_str(x)}" for name, x in named.items())
+        raise ValueError(
+            f"{', '.join(most)} and {last} have batch dims that do not broadcast: {shapes}"
+        ) from None
 
 
 def matrix(
@@ -142,17 +147,6 @@ def scalar(x: object, name: str) -> None:
             raise ValueError(f"{name} must be a number or a 0-dim tensor, got shape {shape_str(x)}")
     elif isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a number or a 0-dim tensor, got {type(x).__name__}")
-
-
-def batch_dims(x: torch.Tensor, x_name: str, y: torch.Tensor, y_name: str) -> torch.Size:
-    """Leading batch dims (all but the last two) must broadcast; returns the broadcast batch shape."""
-    try:
-        return torch.broadcast_shapes(x.shape[:-2], y.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"{x_name} and {y_name} have batch dims that do not broadcast: "
-            f"{x_name} shape {shape_str(x)}, {y_name} shape {shape_str(y)}"
-        ) from None
 
 
 def broadcasts_to(x: torch.Tensor, name: str, shape: torch.Size, target: str) -> None:

@@ -158,7 +158,12 @@ q, k5, k7, v3 = r(2, 3, 5), r(2, 4, 5), r(2, 4, 7), r(2, 4, 3)
         (
             lambda: fast.scaled_dot_product_attention(q, k5, r(3, 4, 3)),
             ValueError,
-            r"query and values have batch dims that do not broadcast",
+            r"query, keys and values have batch dims that do not broadcast: .*values shape \(3, 4, 3\)",
+        ),
+        (
+            lambda: fast.scaled_dot_product_attention(r(1, 3, 5), r(2, 4, 5), r(3, 4, 3)),
+            ValueError,
+            r"query, keys and values have batch dims that do not broadcast",
         ),
         (
             lambda: chunked.chunked_attend(q, k5, r(2, 6, 3), scores.dot),
