@@ -10,7 +10,7 @@ Models and lessons:
     attnlib.seq2seq   encoders, decoders, decoding       attnlib.train    the training loop
     attnlib.metrics   exact match, BLEU, AER, perplexity attnlib.plotting heatmaps and bars
     attnlib.widgets   interactive widgets                attnlib.notebook glue for the book and Colab
-    attnlib.probe     linear probes, accuracy per length attnlib.transformer self-attention, tiny Transformer
+    attnlib.probe     linear probes, accuracy per length attnlib.transformer self- and cross-attention, blocks
     attnlib.analysis  reading alignment maps (ch. 8)     attnlib.grading  graded exercises
     attnlib.classifier  the recall classifier (ch. 1)    attnlib.modes    evaluating(model)
 
