@@ -43,7 +43,10 @@ fi
 echo "test: ruff"
 .venv/bin/ruff check --quiet .
 echo "test: strict book build"
-.venv/bin/jupyter-book build . -W -n --keep-going --quiet
+if ! .venv/bin/jupyter-book build . -W -n --keep-going --quiet >.venv/build.log 2>&1; then
+    cat .venv/build.log
+    exit 1
+fi
 
 # ATTNLIB_REQUIRE_SITE: the site test fails rather than skips when the site is missing.
 export ATTNLIB_REQUIRE_SITE=1
