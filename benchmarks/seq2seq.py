@@ -82,8 +82,15 @@ def run_translation(seconds: float = 60.0) -> None:
     # machine) made the AER a lottery. Choosing the checkpoint on the validation set, as one would choose
     # any model, makes it a measurement; the test set is read once, below.
     hist = train(
-        model, train_b, seconds=seconds, lr=5e-3, seed=0, progress=False,
-        metric=valid_alignment, eval_every=200, restore_best=True,
+        model,
+        train_b,
+        seconds=seconds,
+        lr=5e-3,
+        seed=0,
+        progress=False,
+        metric=valid_alignment,
+        eval_every=200,
+        restore_best=True,
     )
     out = decode_batches(model, test_b)
     hyps = [task.tgt_vocab.decode(t) for t in out.tokens]

@@ -36,7 +36,7 @@ def repository() -> tuple[str, str]:
 
 def setup_cell_source() -> str:
     url, branch = repository()
-    return f'''# Standard setup cell (written by tools/sync_setup_cell.py; the same in every notebook).
+    return f"""# Standard setup cell (written by tools/sync_setup_cell.py; the same in every notebook).
 # In Colab it installs attnlib from the course repository; elsewhere it installs nothing.
 import sys
 
@@ -50,7 +50,7 @@ if "google.colab" in sys.modules:
 
 import attnlib
 
-print(f"attnlib {{attnlib.__version__}} will run on: {{attnlib.device()}}")'''
+print(f"attnlib {{attnlib.__version__}} will run on: {{attnlib.device()}}")"""
 
 
 def has_setup_cell(nb: nbformat.NotebookNode) -> bool:

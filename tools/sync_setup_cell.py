@@ -1,7 +1,7 @@
 """Write the standard setup cell into every course notebook, or check that each has it.
 
-    python tools/sync_setup_cell.py           # write (replaces the first cell if it is tagged "setup")
-    python tools/sync_setup_cell.py --check   # exit 1 and list the notebooks that are out of sync
+python tools/sync_setup_cell.py           # write (replaces the first cell if it is tagged "setup")
+python tools/sync_setup_cell.py --check   # exit 1 and list the notebooks that are out of sync
 """
 
 from __future__ import annotations

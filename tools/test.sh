@@ -42,6 +42,7 @@ fi
 
 echo "test: ruff"
 .venv/bin/ruff check --quiet .
+.venv/bin/ruff format --check --quiet .  # the Python files; notebooks are linted, not reformatted
 echo "test: strict book build"
 if ! .venv/bin/jupyter-book build . -W -n --keep-going --quiet >.venv/build.log 2>&1; then
     cat .venv/build.log

@@ -32,9 +32,20 @@ def browser(tmp_path_factory):
     def render(page: Path) -> tuple[str, str]:
         profile = tmp_path_factory.mktemp("chromium-profile")
         command = offline + [
-            chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-            "--virtual-time-budget=8000", "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri(),
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=8000",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            page.as_uri(),
         ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-2000:]
