@@ -4,7 +4,7 @@ Core (functional, one implementation per equation; see the contract in the cours
     attnlib.masked_softmax, attend, weighted_sum, lengths_to_mask, device, evaluating (eval mode in a block)
     attnlib.scores    score functions e_{t,s}            attnlib.local    local attention (Luong §3.2)
     attnlib.layers    nn.Modules owning the parameters   attnlib.fast     fused SDPA fast path
-    attnlib.chunked   chunked attention, online softmax
+    attnlib.chunked   chunked attention, online softmax  attnlib.chunked_additive  additive, recomputed
 Models and lessons:
     attnlib.rnn       RNN gradients (chapter 1)          attnlib.data     datasets, vocabularies, batches
     attnlib.seq2seq   encoders, decoders, decoding       attnlib.train    the training loop
@@ -20,6 +20,7 @@ Plotting, widgets and BLEU import matplotlib, ipywidgets and sacrebleu when firs
 from attnlib import (
     analysis,
     chunked,
+    chunked_additive,
     classifier,
     data,
     fast,
@@ -50,6 +51,7 @@ __all__ = [
     "__version__",
     "attend",
     "chunked",
+    "chunked_additive",
     "classifier",
     "data",
     "device",
