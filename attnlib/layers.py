@@ -16,7 +16,7 @@ import math
 import torch
 from torch import nn
 
-from attnlib import _checks, local, scores
+from attnlib import _checks, chunked_additive, local, scores
 from attnlib.masking import attend
 
 
@@ -84,6 +84,24 @@ class AdditiveScore(nn.Module):
         query_proj = scores.project(query, self.W_q, "query", "W_q")  # (..., T, A)
         return scores.additive_from_projections(query_proj, projected_keys, self.v)
 
+    def attend_fast(
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        projected_keys: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``attend(self(query, keys, projected_keys), values, mask)`` by ``attnlib.chunked_additive``: the
+        same context and weights, without keeping the ``(..., T, S, A)`` hidden states for the backward."""
+        if projected_keys is None:
+            projected_keys = self.project_keys(keys)  # (..., S, A)
+        _checks.positions(projected_keys, "projected_keys", keys.shape[-2], "keys", keys)
+        query_proj = scores.project(query, self.W_q, "query", "W_q")  # (..., T, A)
+        return chunked_additive.additive_attend_from_projections(
+            query_proj, projected_keys, self.v, values, mask
+        )
+
 
 class ConcatScore(nn.Module):
     """e_{t,s} = vᵀ tanh(W [q_t; k_s]) (Luong "concat"), ``W (A, dq + dk)``, ``v (A,)``."""
@@ -97,6 +115,17 @@ class ConcatScore(nn.Module):
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         return scores.concat(query, keys, self.W, self.v)
+
+    def attend_fast(
+        self, query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``attend(self(query, keys), values, mask)`` by ``attnlib.chunked_additive``, with W = [W_q W_k]
+        split after its first dq columns (as ``scores.concat`` does)."""
+        _checks.sequences(query=query, keys=keys)
+        dq, dk = query.shape[-1], keys.shape[-1]
+        _checks.input_size(self.W, "W", dq + dk, f"[query; keys] has {dq} + {dk}")
+        W_q, W_k = self.W[:, :dq], self.W[:, dq:]  # (A, dq), (A, dk)
+        return chunked_additive.additive_attend(query, keys, values, W_q, W_k, self.v, mask)
 
 
 class LocationScore(nn.Module):

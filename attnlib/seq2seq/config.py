@@ -34,6 +34,7 @@ class ModelConfig:
     window: int = 4  # Luong local: D, the window is {s : |s - p_t| <= D}
     input_feed: bool = False  # Luong only
     max_src_len: int = 128  # Luong "location" score: rows of W
+    fast_additive: bool = False  # additive / concat attention by attnlib.chunked_additive (same numbers)
 
     @property
     def d_h(self) -> int:

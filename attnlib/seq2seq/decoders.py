@@ -161,8 +161,13 @@ class BahdanauDecoder(Decoder):
         """One step of the recurrence: s_{t-1} -> (α_t, c_t) -> s_t. Returns c_t, α_t and the new state."""
         s_prev = state["s"]
         query = s_prev.unsqueeze(1)  # (B, 1, d_s): one query per sentence, the PREVIOUS state s_{t-1}
-        scores = self.score(query, state["H"], projected_keys=state["keys_proj"])  # (B, 1, S)
-        context, weights = attend(scores, state["H"], state["mask"])  # (B, 1, d_h), (B, 1, S)
+        if self.cfg.fast_additive:  # the same numbers, without keeping tanh's (B, 1, S, A) for backward
+            context, weights = self.score.attend_fast(
+                query, state["H"], state["H"], state["mask"], projected_keys=state["keys_proj"]
+            )
+        else:
+            scores = self.score(query, state["H"], projected_keys=state["keys_proj"])  # (B, 1, S)
+            context, weights = attend(scores, state["H"], state["mask"])  # (B, 1, d_h), (B, 1, S)
         c = context[:, 0]  # (B, d_h)
         return c, weights[:, 0], {**state, "s": self.cell(Wy, c, s_prev)}
 

@@ -48,6 +48,11 @@ class LuongDecoder(Decoder):
         super().__init__()
         if cfg.local not in (None, "m", "p"):
             raise ValueError(f"local must be None, 'm' or 'p', got {cfg.local!r}")
+        if cfg.fast_additive and (cfg.score not in ("additive", "concat") or cfg.local is not None):
+            raise ValueError(
+                "fast_additive needs global attention with score 'additive' or 'concat', got "
+                f"score={cfg.score!r}, local={cfg.local!r}"
+            )
         self.cfg = cfg
         d_s = cfg.d_s
         self.embed = nn.Embedding(cfg.tgt_vocab, cfg.emb, padding_idx=PAD_ID)
@@ -60,6 +65,8 @@ class LuongDecoder(Decoder):
 
     def attention(self, query, H, src_mask, src_lengths, t0: int = 0):
         """s_t ``(B, T, d_s)`` for steps t0 … t0+T-1 -> context ``(B, T, d_h)``, weights ``(B, T, S)``."""
+        if self.cfg.fast_additive:  # global additive / concat, without keeping tanh's (B, T, S, A)
+            return self.score.attend_fast(query, H, H, src_mask)
         scores = self.score(query, H)  # (B, T, S)
         if self.cfg.local is None:
             return attend(scores, H, src_mask)

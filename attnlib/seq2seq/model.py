@@ -76,6 +76,8 @@ def build_model(kind: str, src_vocab, tgt_vocab, device: torch.device | str | No
     luong_only = set(LUONG_ONLY) & set(cfg)
     if kind != "luong" and luong_only:
         raise ValueError(f"option(s) {sorted(luong_only)} apply to kind='luong' only, not {kind!r}")
+    if kind == "plain" and cfg.get("fast_additive"):
+        raise ValueError("fast_additive applies to attention models ('bahdanau', 'luong'), not 'plain'")
     config = ModelConfig(_vocab_size(src_vocab), _vocab_size(tgt_vocab), kind, **cfg)
     model = Seq2Seq(Encoder(config), DECODERS[kind](config), config)  # the encoder's parameters first
     return model.to(default_device() if device is None else device)
