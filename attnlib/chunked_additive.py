@@ -99,7 +99,8 @@ class _AdditiveAttention(torch.autograd.Function):
             d_v += d_e.reshape(-1) @ h.reshape(-1, A)  # Σ_{t,s} de_{t,s} h_{t,s}
             h2 = h.square_()  # (N, T, c, A), h² in place: tanh' = 1 - h²
             d_query_proj += v * (d_e.sum(-1, keepdim=True) - (d_e.unsqueeze(-2) @ h2).squeeze(-2))
-            d_keys_proj[:, c] = v * (d_e.sum(1).unsqueeze(-1) - torch.einsum("ntc,ntca->nca", d_e, h2))
+            de_h2 = h2.mul_(d_e.unsqueeze(-1)).sum(1)  # (N, c, A): Σ_t de_{t,s} h²_{t,s}, h2 used up in place
+            d_keys_proj[:, c] = v * (d_e.sum(1).unsqueeze(-1) - de_h2)
         return d_query_proj, d_keys_proj, d_v, d_values, None, None, None
 
 
