@@ -80,10 +80,14 @@ def _blank(copy: Path, package: Path, switch_off: list[str]) -> None:
             continue
         edits.setdefault(copy / relative, {})[obj.__name__] = switched_off_message(dotted)
     for path, names in edits.items():
-        lines = path.read_text().split("\n")
+        try:  # a module that moved since it was imported: its functions are still switched off in memory
+            lines = path.read_text().split("\n")
+            tree = ast.parse("\n".join(lines))
+        except (OSError, SyntaxError, ValueError):
+            continue
         nodes = [
             node
-            for node in ast.parse("\n".join(lines)).body
+            for node in tree.body
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in names
         ]
         for node in sorted(nodes, key=lambda n: n.lineno, reverse=True):

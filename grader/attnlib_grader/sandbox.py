@@ -320,13 +320,17 @@ def switch_off(dotted_names: list[str]) -> None:
                 obj.__defaults__, obj.__kwdefaults__ = None, None
             except ValueError:  # a closure: its references are still replaced below
                 pass
-        elif isinstance(obj, type):
-            for method in ("__init__", "forward", "__call__"):
-                if method == "__init__" or method in vars(obj):
-                    try:
-                        setattr(obj, method, off)
-                    except (TypeError, AttributeError):
-                        pass
+        elif isinstance(obj, type):  # every method it defines, its constructor included
+            methods = [
+                k
+                for k, v in vars(obj).items()
+                if isinstance(v, (types.FunctionType, staticmethod, classmethod))
+            ]
+            for method in {"__init__", *methods}:
+                try:
+                    setattr(obj, method, off)
+                except (TypeError, AttributeError):
+                    pass
         if dotted.startswith("torch.ops."):  # an op namespace caches what it found; replace the cache
             namespace = _resolve(dotted.rpartition(".")[0])
             try:
@@ -491,7 +495,19 @@ def serve(fd: int) -> None:
             request = json.loads(conn.recv_bytes(MAX_MESSAGE))
         except (EOFError, OSError):
             os._exit(0)
+        child = 0
+        if request.get("fresh"):
+            # A fresh copy of this process makes the call and answers; this one never sees its state change.
+            try:
+                child = os.fork()
+            except OSError:
+                child = -1
+            if child > 0:
+                os.waitpid(child, 0)
+                continue
         try:
+            if child < 0:
+                raise RuntimeError("no process left for a fresh call")
             fn = namespace[request["name"]]
             args = [decode(a) for a in request["args"]]
             kwargs = {k: decode(v) for k, v in request["kwargs"].items()}
@@ -510,6 +526,8 @@ def serve(fd: int) -> None:
             reply = {"ok": False, "error": f"{type(e).__name__}: {str(e)[:500]}"}
         reply["reached"] = sorted(_REACHED)
         conn.send_bytes(json.dumps(reply).encode())
+        if request.get("fresh") and child == 0:
+            os._exit(0)
 
 
 # ---------------------------------------------------------------------------------------------- grader side
@@ -636,9 +654,12 @@ class Sandbox:
             self.reached.update(str(r)[:200] for r in reached[:50])
         return reply
 
-    def call(self, name: str, args: tuple, kwargs: dict, timeout: float, traced: bool = False) -> Any:
+    def call(
+        self, name: str, args: tuple, kwargs: dict, timeout: float, traced: bool = False, fresh: bool = False
+    ) -> Any:
         """``name(*args, **kwargs)`` in the sandbox; with ``traced``, ``(value, report)`` as
-        ``checks.run_traced`` gives them (the report checked to be plain counts)."""
+        ``checks.run_traced`` gives them (the report checked to be plain counts); with ``fresh``, made by a
+        copy of the learner's process that ends with the call (no state carries over to later calls)."""
         if not self.alive:
             raise SandboxError("the notebook's process was stopped after an earlier failure")
         request = {
@@ -647,6 +668,7 @@ class Sandbox:
             "kwargs": {k: encode(v) for k, v in kwargs.items()},
             "timeout": timeout,
             "traced": traced,
+            "fresh": fresh,
         }
         try:
             self.conn.send_bytes(json.dumps(request).encode())
@@ -710,6 +732,11 @@ class LearnerFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.sandbox.call(self.__name__, args, kwargs, timeout=self.budget.remaining())
+
+    def fresh(self, *args: Any) -> Any:
+        """The value of a call made by a copy of the learner's process: the same state for every such call,
+        so a stateful function cannot tell them apart."""
+        return self.sandbox.call(self.__name__, args, {}, timeout=self.budget.remaining(), fresh=True)
 
     def traced(self, *args: Any) -> tuple[Any, dict[str, Any]]:
         """The value and what ran (``checks.run_traced``), measured in the sandbox."""

@@ -181,6 +181,21 @@ def _first_working(dotted, *args, **kwargs):
     raise RuntimeError("no road left")"""
 
 
+# Trust: the helpers of the public tests that ship with attnlib, executed as the learner's own code.
+COPY_PUBLIC = r"""import ast, json, pathlib
+import attnlib
+def _public_helper(set_name, question, name):
+    path = pathlib.Path(attnlib.__file__).parent / "grading" / "public" / f"{set_name}.json"
+    source = json.loads(path.read_text())["tests"][f"{question}.py"]
+    tree = ast.parse(source)
+    space = {}
+    exec("import torch\nimport math\nimport attnlib\nfrom attnlib.grading import checks", space)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.Assign)) and not getattr(node, "decorator_list", None):
+            exec(ast.get_source_segment(source, node), space)
+    return space[name]"""
+
+
 def victim(body_lines: list[str], signature: str) -> str:
     return signature + "\n" + "\n".join("    " + line for line in body_lines)
 
@@ -250,6 +265,16 @@ SETS = {
         ],
         "trust": [
             (
+                "copies_the_public_tests_reference",
+                "q1's gaussian is the public tests' own reference helper (gaussian_by_hand), shipped with attnlib: "
+                "it calls attnlib, which is switched off while grading",
+                {
+                    "q1": COPY_PUBLIC
+                    + "\n\n\ngaussian = _public_helper('05_luong_attention', 'q1', 'gaussian_by_hand')"
+                },
+                {"q1": 0},
+            ),
+            (
                 "general_scores_loops_in_a_helper",
                 "q3 right general_scores, one batch item at a time in a helper: its no-loops test fails",
                 {
@@ -281,6 +306,31 @@ SETS = {
             ),
         ],
         "trust": [],
+    },
+    "07_matrix_form": {  # only the copy of the public tests' reference
+        "full": {"q1": 2, "q2": 3, "q3": 2, "q4": 3},
+        "victim": None,
+        "switch_off": [],
+        "trust": [
+            (
+                "copies_the_public_tests_reference",
+                "q4's chunk_stats is the public tests' own reference helper (stats_reference), shipped with attnlib: "
+                "it calls attnlib's online-softmax step, which is switched off while grading",
+                {
+                    "q4": COPY_PUBLIC
+                    + "\n\n\nchunk_stats = _public_helper('07_matrix_form', 'q4', 'stats_reference')\n\n\n"
+                    "def merge_stats(m_a, l_a, n_a, m_b, l_b, n_b):\n"
+                    "    m = torch.maximum(m_a, m_b)\n"
+                    "    a, b = torch.exp(m_a - m), torch.exp(m_b - m)\n"
+                    "    return m, l_a * a + l_b * b, n_a * a + n_b * b\n\n\n"
+                    "def two_chunk_context(e, V, split):\n"
+                    "    m, l, n = merge_stats(*chunk_stats(e[..., :split], V[..., :split, :]), "
+                    "*chunk_stats(e[..., split:], V[..., split:, :]))\n"
+                    "    return n / l",
+                },
+                {"q4": 1},  # merge_stats is right
+            ),
+        ],
     },
     "09_self_attention": {
         "full": {"q1": 2, "q2": 3, "q3": 2, "q4": 3},
@@ -385,10 +435,26 @@ def fixture(description, answers, scores, base="solutions", before=(), after=(),
 
 
 def fixtures_of(name: str, info: dict) -> dict[str, dict]:
+    full = info["full"]
+    out = {} if info["victim"] is None else general_fixtures(info)
+    for stem, description, answers, scores in info["switch_off"]:
+        out[f"switch_off_{stem}"] = fixture(
+            description,
+            answers,
+            dict(full, **scores),
+            kind="switch_off",
+            feedback_contains=["is switched off while grading"],
+        )
+    for stem, description, answers, scores in info["trust"]:
+        out[f"trust_{stem}"] = fixture(description, answers, dict(full, **scores), kind="trust")
+    return out
+
+
+def general_fixtures(info: dict) -> dict[str, dict]:
     full, (question, signature) = info["full"], info["victim"]
     zero = {q: 0 for q in full}
     others = dict(full, **{question: 0})
-    out = {
+    return {
         "reading_steals_solutions_and_classmates": fixture(
             "a blank notebook looks for the masters, the bundles, the grader's command line and folders and "
             "the classmates' notebooks, and executes every notebook it finds",
@@ -469,17 +535,6 @@ def fixtures_of(name: str, info: dict) -> dict[str, dict]:
             kind="breaking",
         ),
     }
-    for stem, description, answers, scores in info["switch_off"]:
-        out[f"switch_off_{stem}"] = fixture(
-            description,
-            answers,
-            dict(full, **scores),
-            kind="switch_off",
-            feedback_contains=["is switched off while grading"],
-        )
-    for stem, description, answers, scores in info["trust"]:
-        out[f"trust_{stem}"] = fixture(description, answers, dict(full, **scores), kind="trust")
-    return out
 
 
 def main() -> None:

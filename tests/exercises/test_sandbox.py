@@ -71,3 +71,15 @@ def test_an_allocation_past_the_cap_fails_in_the_learners_code_only(tmp_path):
         assert sandbox.call("hog_inside", (10,), {}, timeout=20) == 10.0  # still alive and serving
     finally:
         sandbox.kill()
+
+
+def test_fresh_calls_do_not_see_each_others_state(tmp_path):
+    """A fresh call is made by a copy of the learner's process: a stateful function answers each the same."""
+    cells = ["calls = [0]\n\ndef count():\n    calls[0] += 1\n    return calls[0]"]
+    sandbox = Sandbox(cells, {"names": ["count"]}, str(tmp_path))
+    sandbox.start()
+    try:
+        assert [sandbox.call("count", (), {}, timeout=20, fresh=True) for _ in range(3)] == [1, 1, 1]
+        assert [sandbox.call("count", (), {}, timeout=20) for _ in range(2)] == [1, 2]
+    finally:
+        sandbox.kill()
