@@ -6,7 +6,8 @@ backward pass: 78 MiB in float32 at B=32, T=S=50, A=256, for a context of 0.3 Mi
 
     forward    the keys are visited ``chunk_size`` at a time, with the online softmax of ``attnlib.chunked``
                (running max m_t and sum l_t); only one chunk of h exists at once. Saved for the backward
-               pass: the projections W_q q, W_k k, v, the values, the context and (m_t, l_t) per row.
+               pass: the projections W_q q, W_k k, v, the values, the context and (m_t, l_t) per row (and the
+               weights when they are returned: an output, so no extra memory).
     backward   h and e of each chunk are recomputed from the projections, alpha = exp(e - m) / l from the
                saved statistics, and the gradients follow (FlashAttention's backward, Dao et al. 2022,
                §3.1 and Algorithm 4, with the additive score in place of the dot product):

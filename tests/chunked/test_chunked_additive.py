@@ -56,6 +56,17 @@ def test_gradcheck(lengths):
     assert gradcheck(lambda *x: additive_attend(*x, mask, chunk_size=2), inputs)
 
 
+def test_gradients_through_the_weights_alone_equal_eager():
+    inputs = problem(2, 3, 4, 3, 2, 4)
+    mask = attnlib.lengths_to_mask(torch.tensor([4, 2]), 4)
+    direction = torch.randn(2, 3, 4, dtype=torch.float64)
+    scored = inputs[:2] + inputs[3:]  # the weights do not depend on the values
+    expected = torch.autograd.grad((eager(*inputs, mask)[1] * direction).sum(), scored)
+    got = torch.autograd.grad((additive_attend(*inputs, mask, chunk_size=3)[1] * direction).sum(), scored)
+    for g, e in zip(got, expected, strict=True):
+        torch.testing.assert_close(g, e)
+
+
 def test_gradcheck_of_the_context_alone_without_weights():
     inputs = problem(2, 3, 4, 3, 2, 4)
     mask = attnlib.lengths_to_mask(torch.tensor([4, 1]), 4)
