@@ -223,6 +223,16 @@ SETS = {
         ],
         "trust": [
             (
+                "copies_the_public_tests_reference",
+                "q4's luong_output is the public tests' own reference helper (luong_reference), shipped with "
+                "attnlib: it calls attnlib's LuongDecoder, which is switched off while grading",
+                {
+                    "q4": COPY_PUBLIC
+                    + "\n\n\nluong_output = _public_helper('03_dot_product_attention', 'q4', 'luong_reference')"
+                },
+                {"q4": 0},
+            ),
+            (
                 "future_annotations_are_not_inherited",
                 "q1's annotations name a class defined later: fails in Jupyter (no `from __future__ import "
                 "annotations`), so it must fail in the grader too",
