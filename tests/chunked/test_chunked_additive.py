@@ -177,3 +177,15 @@ def test_keeps_at_most_a_quarter_of_eagers_memory_for_backward_at_the_issues_siz
 def test_bad_input_raises_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):
         call([x.detach() for x in problem(2, 3, 4, 5, 2, 6)])
+
+
+def test_the_default_chunk_size_keeps_one_chunk_within_chunk_elements(monkeypatch):
+    from attnlib import chunked_additive
+
+    B, T, S, D, A = 2, 8, 40, 5, 16
+    monkeypatch.setattr(chunked_additive, "CHUNK_ELEMENTS", B * T * 5 * A + 1)
+    inputs = problem(B, T, S, D, 3, A, dtype=torch.float32)
+    with LargestTensor() as largest:
+        context, _ = additive_attend(*inputs, need_weights=False)
+        torch.autograd.grad(context.sum(), inputs)
+    assert largest.numel == B * T * 5 * A
