@@ -6,7 +6,7 @@ from torch.autograd import gradcheck
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import attnlib
-from attnlib import scores
+from attnlib import chunked_additive, scores
 from attnlib.chunked_additive import additive_attend, additive_attend_from_projections
 
 
@@ -180,8 +180,6 @@ def test_bad_input_raises_a_clear_error(call, error, message):
 
 
 def test_the_default_chunk_size_keeps_one_chunk_within_chunk_elements(monkeypatch):
-    from attnlib import chunked_additive
-
     B, T, S, D, A = 2, 8, 40, 5, 16
     monkeypatch.setattr(chunked_additive, "CHUNK_ELEMENTS", B * T * 5 * A + 1)
     inputs = problem(B, T, S, D, 3, A, dtype=torch.float32)
