@@ -209,6 +209,35 @@ def switched_off(*dotted_names: str) -> Iterator[None]:
             setattr(module, attr, original)
 
 
+def leaves_inputs_alone(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
+    """``call(fn, *args)``, failing if the call changed a tensor argument in place (``masked_fill_``, ``+=``):
+    the caller's data must stay as it was. Returns the value."""
+    mutations = getattr(fn, "mutations", None)  # in the grader: compared in the learner's sandbox
+    if mutations is not None:
+        try:
+            value, changed = mutations(*args)
+        except AssertionError:
+            raise
+        except Exception as e:
+            raise AssertionError(
+                f"{what} raised {type(e).__name__}: {str(e)[:300]}. {hint}".strip()
+            ) from None
+    else:
+        copies = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        value = call(fn, *copies, what=what, hint=hint)
+        changed = [
+            i
+            for i, (a, c) in enumerate(zip(args, copies, strict=True))
+            if isinstance(a, torch.Tensor) and not torch.equal(a.nan_to_num(), c.nan_to_num())
+        ]
+    if changed:
+        raise AssertionError(
+            f"{what} changed its argument(s) number {', '.join(str(i + 1) for i in changed)} in place "
+            "(masked_fill_, +=, ...): compute new tensors, the caller still needs its own"
+        )
+    return value
+
+
 def call(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
     """``fn(*args)``, turning a missing function or an error into a failed check that says what to look at."""
     if fn is None:

@@ -458,6 +458,17 @@ def serve(fd: int) -> None:
     del setup
     from attnlib.grading.checks import run_traced  # bound before any learner code runs
 
+    clone, equal, nan_to_num = torch.Tensor.clone, torch.equal, torch.nan_to_num
+
+    def changed(args: list, before: list) -> list[int]:
+        """Which tensor arguments the call changed in place (compared with copies taken before it)."""
+        return [
+            i
+            for i, (a, b) in enumerate(zip(args, before, strict=True))
+            if b is not None
+            and (a.shape != b.shape or a.dtype != b.dtype or not equal(nan_to_num(a), nan_to_num(b)))
+        ]
+
     sources = _function_sources(cells, config.get("names", []))
 
     signal.signal(signal.SIGALRM, _on_alarm)
@@ -511,6 +522,7 @@ def serve(fd: int) -> None:
             fn = namespace[request["name"]]
             args = [decode(a) for a in request["args"]]
             kwargs = {k: decode(v) for k, v in request["kwargs"].items()}
+            before = [clone(a) if isinstance(a, torch.Tensor) else None for a in args]
             signal.setitimer(signal.ITIMER_REAL, float(request["timeout"]))
             try:
                 if request.get("traced"):
@@ -519,7 +531,7 @@ def serve(fd: int) -> None:
                     value, report = fn(*args, **kwargs), None
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            reply = {"ok": True, "value": encode(value), "report": report}
+            reply = {"ok": True, "value": encode(value), "report": report, "mutated": changed(args, before)}
         except _TimeLimit:
             reply = {"ok": False, "error": f"did not return within {request['timeout']:g} s", "timeout": True}
         except BaseException as e:  # noqa: B036 - report every failure of learner code as data
@@ -578,6 +590,7 @@ class Sandbox:
         self.names: dict[str, Any] = {}
         self.errors: list[str] = []
         self.reached: set[str] = set()
+        self.last_mutated: list[int] = []  # the tensor arguments the last call changed in place
 
     @property
     def alive(self) -> bool:
@@ -683,6 +696,8 @@ class Sandbox:
         if reply.get("ok") is not True:
             raise SandboxError(f"{name} raised {str(reply.get('error'))[:500]}")
         value = decode(reply.get("value"))
+        mutated = reply.get("mutated")
+        self.last_mutated = [i for i in mutated if type(i) is int][:50] if isinstance(mutated, list) else []
         if not traced:
             return value
         report = reply.get("report")
@@ -737,6 +752,11 @@ class LearnerFunction:
         """The value of a call made by a copy of the learner's process: the same state for every such call,
         so a stateful function cannot tell them apart."""
         return self.sandbox.call(self.__name__, args, {}, timeout=self.budget.remaining(), fresh=True)
+
+    def mutations(self, *args: Any) -> tuple[Any, list[int]]:
+        """The value and which tensor arguments the call changed in place, compared in the sandbox."""
+        value = self(*args)
+        return value, list(self.sandbox.last_mutated)
 
     def traced(self, *args: Any) -> tuple[Any, dict[str, Any]]:
         """The value and what ran (``checks.run_traced``), measured in the sandbox."""
