@@ -6,6 +6,7 @@ attention.py  cross_attention, MultiHeadAttention (queries from one sequence, ke
               KVCache (incremental decoding)
 blocks.py     EncoderBlock, DecoderBlock (post-norm as in the paper, or norm_first), FeedForward,
               DecoderCache, shifted_causal_mask
+model.py      Seq2SeqTransformer (encoder-decoder, §3), its config, TransformerDecoder (KV-cached steps)
 
 Every name is importable from ``attnlib.transformer``. The weights come from ``attnlib.scores.scaled_dot``
 and ``attnlib.attend``; matrices apply as ``W x`` with shape ``(out, in)`` (the paper's X W^Q is our X W_qᵀ).
@@ -20,6 +21,7 @@ from attnlib.transformer.blocks import (
     FeedForward,
     shifted_causal_mask,
 )
+from attnlib.transformer.model import Seq2SeqTransformer, Seq2SeqTransformerConfig, TransformerDecoder
 from attnlib.transformer.tiny import (
     Block,
     MultiHeadSelfAttention,
@@ -40,8 +42,11 @@ __all__ = [
     "KVCache",
     "MultiHeadAttention",
     "MultiHeadSelfAttention",
+    "Seq2SeqTransformer",
+    "Seq2SeqTransformerConfig",
     "TinyTransformer",
     "TransformerConfig",
+    "TransformerDecoder",
     "attend",
     "causal_mask",
     "cross_attention",

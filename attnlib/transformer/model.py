@@ -1,0 +1,122 @@
+"""The encoder-decoder Transformer of Vaswani et al. 2017 (§3, Figure 1), at the course's toy scale.
+
+    memory = Encoder(E_src x + PE)                 N EncoderBlocks over the source
+    y      = Decoder(E_tgt y_<t + PE, memory)      N DecoderBlocks: causal self-, then cross-attention
+    p(y_t | y_<t, x) = softmax(W_out y_t)
+
+Embeddings are scaled by sqrt(d_model) before the positions are added (§3.4). The model speaks the protocol
+of ``attnlib.seq2seq`` (``forward(batch)``, ``start``, ``decoder.step``): ``attnlib.train.train`` trains it,
+``attnlib.seq2seq.greedy`` / ``beam_search`` / ``decode_batches`` decode it. A step reuses the keys and
+values of the earlier positions (the KV cache), kept in the state as batch-first tensors so that beam search
+can reorder them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from attnlib.data.vocab import PAD_ID
+from attnlib.masking import lengths_to_mask
+from attnlib.transformer.blocks import DecoderBlock, DecoderCache, EncoderBlock
+from attnlib.transformer.tiny import positional_encoding
+
+
+@dataclass
+class Seq2SeqTransformerConfig:
+    src_vocab: int
+    tgt_vocab: int
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2  # N, in the encoder and in the decoder
+    d_ff: int = 128
+    max_len: int = 256  # positions of the sinusoid table
+    norm_first: bool = False  # post-norm as in the paper; True: pre-norm, with a final LayerNorm
+
+
+class TransformerDecoder(nn.Module):
+    """The decoder stack and the output layer; ``step`` decodes one position with the KV cache."""
+
+    def __init__(self, config: Seq2SeqTransformerConfig):
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(config.tgt_vocab, config.d_model, padding_idx=PAD_ID)
+        self.register_buffer("pe", positional_encoding(config.max_len, config.d_model), persistent=False)
+        self.blocks = nn.ModuleList(
+            DecoderBlock(config.d_model, config.n_heads, config.d_ff, config.norm_first)
+            for _ in range(config.n_layers)
+        )
+        self.norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
+        self.out = nn.Linear(config.d_model, config.tgt_vocab)
+
+    def run(self, y_in, memory, src_mask, t0: int = 0, caches=None):
+        """Target ids ``(B, T)`` at positions t0 … t0+T-1 -> logits ``(B, T, V)`` and the cross-attention
+        weights of every layer, ``[(B, h, T, S)] * N``."""
+        T = y_in.shape[1]
+        if t0 + T > self.config.max_len:
+            raise ValueError(f"target positions up to {t0 + T} but max_len is {self.config.max_len}")
+        pe = self.pe[t0 : t0 + T].to(self.embed.weight.dtype)  # (T, d_model)
+        y = self.embed(y_in) * math.sqrt(self.config.d_model) + pe  # (B, T, d_model)
+        cross = []
+        for i, block in enumerate(self.blocks):
+            y, _, weights = block(y, memory, src_mask, None if caches is None else caches[i])
+            cross.append(weights)
+        return self.out(self.norm(y)), cross
+
+    def start(self, memory, src_mask) -> dict:
+        return {"memory": memory, "mask": src_mask, "t": 0}
+
+    def step(self, y_prev: torch.Tensor, state: dict):
+        """``y_prev (B,)`` -> logits ``(B, V)``, the last layer's cross-attention weights averaged over heads
+        ``(B, S)``, and the new state. The state keeps each layer's keys and values ``(B, h, t, hs)``."""
+        t, n = state["t"], len(self.blocks)
+        caches = [DecoderCache() for _ in range(n)]
+        for i, cache in enumerate(caches):  # rebuild the caches from the state's batch-first tensors
+            for kind, kv in (("self", cache.self_attn), ("cross", cache.cross_attn)):
+                kv.keys, kv.values = state.get(f"{kind}_k{i}"), state.get(f"{kind}_v{i}")
+        logits, cross = self.run(y_prev[:, None], state["memory"], state["mask"], t, caches)
+        new = {**state, "t": t + 1}
+        for i, cache in enumerate(caches):
+            for kind, kv in (("self", cache.self_attn), ("cross", cache.cross_attn)):
+                new[f"{kind}_k{i}"], new[f"{kind}_v{i}"] = kv.keys, kv.values
+        return logits[:, 0], cross[-1][:, :, 0].mean(dim=1), new
+
+
+class Seq2SeqTransformer(nn.Module):
+    """``forward(batch) -> (logits (B, T, V), cross-attention weights [(B, h, T, S)] per layer)``, teacher
+    forcing with the causal mask; ``batch`` as ``attnlib.data`` makes it (src, src_lengths, tgt_in)."""
+
+    def __init__(self, config: Seq2SeqTransformerConfig):
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(config.src_vocab, config.d_model, padding_idx=PAD_ID)
+        self.register_buffer("pe", positional_encoding(config.max_len, config.d_model), persistent=False)
+        self.encoder = nn.ModuleList(
+            EncoderBlock(config.d_model, config.n_heads, config.d_ff, config.norm_first)
+            for _ in range(config.n_layers)
+        )
+        self.encoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
+        self.decoder = TransformerDecoder(config)
+
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
+        """Source ids ``(B, S)``, padding mask ``(B, S)`` -> memory ``(B, S, d_model)``."""
+        S = src.shape[1]
+        if S > self.config.max_len:
+            raise ValueError(f"src has {S} positions but max_len is {self.config.max_len}")
+        x = self.embed(src) * math.sqrt(self.config.d_model) + self.pe[:S].to(self.embed.weight.dtype)
+        for block in self.encoder:
+            x, _ = block(x, src_mask)
+        return self.encoder_norm(x)
+
+    def start(self, src: torch.Tensor, src_lengths: torch.Tensor, src_mask: torch.Tensor | None = None):
+        """Encode and return the decoder's initial state, for ``attnlib.seq2seq.greedy`` / ``beam_search``."""
+        if src_mask is None:
+            src_mask = lengths_to_mask(src_lengths.to(src.device), src.shape[1])
+        return self.decoder.start(self.encode(src, src_mask), src_mask)
+
+    def forward(self, batch) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        memory = self.encode(batch.src, batch.src_mask)  # (B, S, d_model)
+        return self.decoder.run(batch.tgt_in, memory, batch.src_mask)  # (B, T, V), [(B, h, T, S)]
