@@ -46,6 +46,10 @@ WARNING: grading WITHOUT isolation (--no-isolation). The learners' code runs as 
   - it can write wherever your user may write (scores.csv after grading, the course's attnlib);
   - a process it starts in a new session outlives the grading; the network is open.
 Grade like this only notebooks that you trust."""
+NO_CGROUP_WARNING = """\
+WARNING: the grader may not create cgroups here (memory and pids, v1 or v2 delegated): each learner's
+processes are still isolated and killed with their sandbox, and each process's memory is capped, but not the
+number of processes a learner starts nor the memory of all of them together. See exercises/teachers.md."""
 
 
 @dataclass
@@ -373,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_isolation:
         print(NO_ISOLATION_WARNING, file=sys.stderr)
     else:
-        from attnlib_grader.isolation import IsolationError, check_bwrap
+        from attnlib_grader.isolation import Cgroups, IsolationError, check_bwrap
 
         try:
             check_bwrap()
@@ -385,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+        if not Cgroups().available:
+            print(NO_CGROUP_WARNING, file=sys.stderr)
     start = time.perf_counter()
     results = grade_folder(
         args.bundle,

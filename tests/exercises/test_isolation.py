@@ -231,3 +231,12 @@ def test_grading_refuses_to_run_without_isolation_unless_asked(tmp_path, monkeyp
     assert main([*args, "--no-isolation"]) == 0
     error = capsys.readouterr().err
     assert "WITHOUT isolation" in error and "the bundle (hidden tests)" in error
+
+
+def test_grading_says_when_it_cannot_cap_all_processes_together(tmp_path, monkeypatch, capsys):
+    bundle = tmp_path / "autograder.zip"
+    bundle.write_bytes(exercises.autograder_zip(exercises.parse(exercises.SOURCE_DIR / f"{SET}.ipynb")))
+    (tmp_path / "submissions").mkdir()
+    monkeypatch.setattr(isolation.Cgroups, "available", property(lambda self: False))
+    assert main([str(bundle), str(tmp_path / "submissions"), "--out", str(tmp_path / "results")]) == 0
+    assert "not the\nnumber of processes" in capsys.readouterr().err
