@@ -21,6 +21,7 @@ def _seed_and_one_thread():
 SLOW_FILES = {
     "tests/exercises/test_grading.py",  # grades every set's solutions and fixtures in sandboxes
     "tests/exercises/test_colab.py",  # runs every learner notebook with the solutions pasted in
+    "tests/exercises/test_hostile.py",  # grades hostile submissions, one of which waits out its time budget
 }
 
 
