@@ -9,15 +9,6 @@ from attnlib.train import train
 from attnlib.transformer import Seq2SeqTransformer, Seq2SeqTransformerConfig
 
 
-@pytest.fixture(autouse=True)
-def _seed():
-    torch.manual_seed(0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and the machine is shared
-    yield
-    torch.set_num_threads(threads)
-
-
 def reverse_batches(n: int = 400, batch_size: int = 32):
     task = sequence_task("reverse", n=n, min_len=3, max_len=6, seed=0)
     batches = make_batches(task.train, task.src_vocab, task.tgt_vocab, batch_size, shuffle=True, seed=0)

@@ -18,15 +18,6 @@ from attnlib.transformer import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _seed():
-    torch.manual_seed(0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and the machine is shared
-    yield
-    torch.set_num_threads(threads)
-
-
 def _weights(d_model=6, d_k=4, d_v=5, dtype=torch.float64):
     return (
         torch.randn(d_k, d_model, dtype=dtype),
