@@ -3,7 +3,6 @@
 import pytest
 import torch
 from torch.autograd import gradcheck
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import attnlib
 from attnlib import scores
@@ -99,27 +98,12 @@ def test_keeps_dtype_and_device(dtype):
     torch.testing.assert_close(context.double(), expected, **tolerance)
 
 
-class LargestTensor(TorchDispatchMode):
-    """Records the largest number of elements of any tensor an operation creates."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.numel = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for x in out if isinstance(out, (tuple, list)) else [out]:
-            if isinstance(x, torch.Tensor):
-                self.numel = max(self.numel, x.numel())
-        return out
-
-
-def test_never_creates_more_than_one_chunk_of_additive_hidden_states():
+def test_never_creates_more_than_one_chunk_of_additive_hidden_states(largest_tensor):
     q, k, v = torch.randn(2, 8, D), torch.randn(2, 40, D), torch.randn(2, 40, DV)
     score_fn, _ = additive_fn(torch.float32)
-    with torch.no_grad(), LargestTensor() as full:
+    with torch.no_grad(), largest_tensor() as full:
         attnlib.attend(score_fn(q, k), v)
-    with torch.no_grad(), LargestTensor() as chunked:
+    with torch.no_grad(), largest_tensor() as chunked:
         chunked_attend(q, k, v, score_fn, chunk_size=5)
     assert full.numel == 2 * 8 * 40 * A  # the (B, T, S, A) tensor of scores.additive
     assert chunked.numel == 2 * 8 * 5 * A  # one chunk of it

@@ -3,7 +3,6 @@
 import pytest
 import torch
 from torch.autograd import gradcheck
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import attnlib
 from attnlib import chunked_additive, scores
@@ -110,25 +109,10 @@ def test_keeps_dtype(dtype):
     torch.testing.assert_close(context.double(), expected, **tolerance)
 
 
-class LargestTensor(TorchDispatchMode):
-    """Records the largest number of elements of any tensor an operation creates."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.numel = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for x in out if isinstance(out, (tuple, list)) else [out]:
-            if isinstance(x, torch.Tensor):
-                self.numel = max(self.numel, x.numel())
-        return out
-
-
-def test_forward_and_backward_never_create_more_than_one_chunk_of_hidden_states():
+def test_forward_and_backward_never_create_more_than_one_chunk_of_hidden_states(largest_tensor):
     B, T, S, D, A = 2, 8, 40, 5, 16
     inputs = problem(B, T, S, D, 3, A, dtype=torch.float32)
-    with LargestTensor() as largest:
+    with largest_tensor() as largest:
         context, _ = additive_attend(*inputs, chunk_size=5, need_weights=False)
         torch.autograd.grad(context.sum(), inputs)
     assert largest.numel == B * T * 5 * A  # one chunk of (B, T, S, A)
@@ -179,11 +163,11 @@ def test_bad_input_raises_a_clear_error(call, error, message):
         call([x.detach() for x in problem(2, 3, 4, 5, 2, 6)])
 
 
-def test_the_default_chunk_size_keeps_one_chunk_within_chunk_elements(monkeypatch):
+def test_the_default_chunk_size_keeps_one_chunk_within_chunk_elements(monkeypatch, largest_tensor):
     B, T, S, D, A = 2, 8, 40, 5, 16
     monkeypatch.setattr(chunked_additive, "CHUNK_ELEMENTS", B * T * 5 * A + 1)
     inputs = problem(B, T, S, D, 3, A, dtype=torch.float32)
-    with LargestTensor() as largest:
+    with largest_tensor() as largest:
         context, _ = additive_attend(*inputs, need_weights=False)
         torch.autograd.grad(context.sum(), inputs)
     assert largest.numel == B * T * 5 * A
