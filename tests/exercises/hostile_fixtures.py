@@ -259,6 +259,61 @@ SETS = {
             ),
         ],
     },
+    "04_bahdanau_attention": {  # attnlib.chunked_additive, the additive fast path, by every road
+        "full": {"q1": 2, "q2": 3, "q3": 3},
+        "victim": None,
+        "switch_off": [
+            (
+                "reaches_chunked_additive",
+                "q1 and q2 compute the additive scores with attnlib.chunked_additive's hidden states (through "
+                "reload, gc and a fresh execution of its file) and the decoder's weights with its fused "
+                "additive attention",
+                {
+                    "q1": ROADS + "\ndef additive_scores(s_prev, H, W, U, v):\n"
+                    "    hidden = _first_working('attnlib.chunked_additive._hidden', (s_prev @ W.T)[:, None], H @ U.T)\n"
+                    "    return (hidden @ v)[:, 0]",
+                    "q2": "import attnlib.chunked_additive as fast_additive\n\n\n"
+                    "def scores_from_projections(s_prev, UH, W, v):\n"
+                    "    return (fast_additive._hidden((s_prev @ W.T)[:, None], UH) @ v)[:, 0]\n\n\n"
+                    "def bahdanau_loop(s0, H, W, U, v, R, C, steps):\n"
+                    "    UH = H @ U.T\n"
+                    "    s, weights, states = s0, [], []\n"
+                    "    for _ in range(steps):\n"
+                    "        context, alpha = fast_additive.additive_attend_from_projections((s @ W.T)[:, None], UH, v, H)\n"
+                    "        s = torch.tanh(s @ R.T + context[:, 0] @ C.T)\n"
+                    "        weights.append(alpha[:, 0])\n"
+                    "        states.append(s)\n"
+                    "    return torch.stack(weights, 1), torch.stack(states, 1)",
+                },
+                {"q1": 0, "q2": 0},
+            ),
+        ],
+        "trust": [],
+    },
+    "06_score_functions": {  # the concat score from attnlib.chunked_additive
+        "full": {"q1": 2, "q2": 2, "q3": 2, "q4": 3},
+        "victim": None,
+        "switch_off": [
+            (
+                "concat_by_chunked_additive",
+                "q4's concat_score takes the hidden states of attnlib.chunked_additive, through reload, gc and a "
+                "fresh execution of its file",
+                {
+                    "q4": ROADS + "\ndef split_concat(W, d_q):\n"
+                    "    return W[:, :d_q], W[:, d_q:]\n\n\n"
+                    "def concat_score(Q, K, W, v):\n"
+                    "    W_q, W_k = split_concat(W, Q.shape[-1])\n"
+                    "    qp, kp = Q @ W_q.T, K @ W_k.T\n"
+                    "    lead = torch.broadcast_shapes(qp.shape[:-2], kp.shape[:-2])\n"
+                    "    T, S, A = qp.shape[-2], kp.shape[-2], qp.shape[-1]\n"
+                    "    qp, kp = qp.expand(*lead, T, A).reshape(-1, T, A), kp.expand(*lead, S, A).reshape(-1, S, A)\n"
+                    "    return (_first_working('attnlib.chunked_additive._hidden', qp, kp) @ v).reshape(*lead, T, S)",
+                },
+                {"q4": 0.75},  # split_concat is right
+            ),
+        ],
+        "trust": [],
+    },
     "05_luong_attention": {
         "full": {"q1": 2, "q2": 3, "q3": 2},
         "victim": ("q1", "def gaussian(p, S, D):"),
@@ -372,6 +427,38 @@ SETS = {
                     "    return layer(X, X, X)",
                 },
                 {"q2": 0.5},  # split_heads and merge_heads are right
+            ),
+            (
+                "reaches_the_transformer_package",
+                "q1's causal_mask is attnlib.transformer's shifted_causal_mask(T, 0), its self_attention "
+                "cross_attention(X, X, ...); q2 runs attnlib.transformer.MultiHeadAttention and an EncoderBlock",
+                {
+                    "q1": "from attnlib import transformer\n\n\n"
+                    "def causal_mask(T):\n"
+                    "    return transformer.blocks.shifted_causal_mask(T, 0)\n\n\n"
+                    "def self_attention(X, W_q, W_k, W_v, mask=None):\n"
+                    "    return transformer.attention.cross_attention(X, X, W_q, W_k, W_v, mask)",
+                    "q2": "import torch\nfrom attnlib import transformer\n\n\n"
+                    "def split_heads(x, h):\n"
+                    "    *lead, T, d = x.shape\n"
+                    "    return x.reshape(*lead, T, h, d // h).transpose(-3, -2)\n\n\n"
+                    "def merge_heads(x):\n"
+                    "    *lead, h, T, hs = x.shape\n"
+                    "    return x.transpose(-3, -2).reshape(*lead, T, h * hs)\n\n\n"
+                    "def multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask=None):\n"
+                    "    d = X.shape[-1]\n"
+                    "    try:\n"
+                    "        layer = transformer.MultiHeadAttention(d, h).to(X.dtype)\n"
+                    "    except Exception:\n"
+                    "        layer = transformer.EncoderBlock(d, h, 4 * d).self_attention.to(X.dtype)\n"
+                    "    with torch.no_grad():\n"
+                    "        layer.W_q.weight.copy_(W_q)\n"
+                    "        layer.W_k.weight.copy_(W_k)\n"
+                    "        layer.W_v.weight.copy_(W_v)\n"
+                    "        layer.W_o.weight.copy_(W_o)\n"
+                    "    return layer(X, X, mask)",
+                },
+                {"q1": 0, "q2": 0.5, "q4": 0},  # split and merge heads are right; q4 needs self_attention
             ),
         ],
         "trust": [

@@ -82,3 +82,42 @@ def test_the_learner_package_holds_no_grader():
     assert not [s for s in sources if re.search(r"^\s*(from|import) attnlib_grader", s, re.M)]
     assert not [s for s in sources if "bwrap" in s or "setns" in s]
     assert (ROOT / "grader" / "attnlib_grader" / "isolation.py").is_file()
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_every_switched_off_name_resolves_to_a_function_or_class(name):
+    """A misspelt or moved name in a set's switch_off list would switch nothing off, silently."""
+    import inspect
+
+    from attnlib_grader.sandbox import _resolve
+
+    config = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb").config
+    unresolved = [
+        dotted
+        for dotted in config.get("switch_off", [])
+        if not callable(_resolve(dotted)) or inspect.ismodule(_resolve(dotted))
+    ]
+    assert not unresolved, unresolved
+
+
+def test_switched_off_lists_hold_every_road_to_attention_in_attnlib():
+    """The sets whose questions attention machinery would answer switch off the newer fast paths too
+    (attnlib.chunked_additive forms additive weights and, from them, scores; shifted_causal_mask(T, 0) is
+    causal_mask(T); cross_attention and MultiHeadAttention are self-attention given X twice)."""
+    configs = {p.stem[:2]: exercises.parse(p).config for p in exercises.masters([])}
+    fast_path = [
+        "attnlib.chunked_additive.additive_attend",
+        "attnlib.chunked_additive.additive_attend_from_projections",
+        "attnlib.chunked_additive._AdditiveAttention",
+        "attnlib.chunked_additive._hidden",
+    ]
+    for number in ("03", "04", "05", "06", "07", "09"):
+        missing = [d for d in fast_path if d not in configs[number]["switch_off"]]
+        assert not missing, (number, missing)
+    transformer = [
+        "attnlib.transformer.shifted_causal_mask",
+        "attnlib.transformer.cross_attention",
+        "attnlib.transformer.MultiHeadAttention",
+        "attnlib.transformer.MultiHeadSelfAttention",
+    ]
+    assert not [d for d in transformer if d not in configs["09"]["switch_off"]]

@@ -82,3 +82,28 @@ def test_untouched_notebook_passes_no_public_test(graded, name):
     result = graded[name]["results"]["untouched"]
     passing = [(q.name, c.name) for q in result.questions for c in q.cases if not c.hidden and c.passed]
     assert not passing
+
+
+SWITCH_OFF = [(s, f) for s, f in HOSTILE if f.startswith("hostile_switch_off_")]
+
+
+@pytest.mark.parametrize("name", sorted({s for s, _ in SWITCH_OFF}))
+def test_switch_off_fixtures_would_score_without_the_switch_off(built, name, tmp_path):
+    """Positive control: graded with an empty switch_off list, every switch_off fixture gets more than its
+    declared score on a question it attacks, so what stops it is the switch-off, not a bug of its own."""
+    import nbformat
+    from attnlib_grader.grade import grade_folder, load_bundle
+    from exercise_helpers import exercises
+
+    bundle = load_bundle(built[name])
+    bundle.config["switch_off"] = []
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    specs = {f: spec_of(name, f) for s, f in SWITCH_OFF if s == name}
+    for fixture, spec in specs.items():
+        nb = exercises.submission(name, spec["answers"], spec["cells_before"], spec["cells_after"])
+        nbformat.write(nb, folder / f"{fixture}.ipynb")
+    for result in grade_folder(bundle, folder, tmp_path / "out", jobs=2, time_limit=10):
+        declared = specs[result.name]["scores"]
+        scores = {q.name: q.score for q in result.questions if not q.manual}
+        assert any(scores[q] > declared[q] for q in declared), (result.name, scores, declared)
