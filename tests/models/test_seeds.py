@@ -1,0 +1,88 @@
+"""Specification of attnlib.seeds: one run per seed, the same results in one process or several."""
+
+import os
+
+import pytest
+import torch
+
+from attnlib.data.algorithmic import sequence_task
+from attnlib.data.batching import make_batches
+from attnlib.seeds import over_seeds, parallel_workers
+from attnlib.seq2seq import build_model
+from attnlib.train import train
+
+TASK = sequence_task("copy", n=200, min_len=2, max_len=4, seed=0, vocab_size=4)
+BATCHES = make_batches(TASK.train, TASK.src_vocab, TASK.tgt_vocab, 16)
+
+
+def _trained(seed):
+    """A short training run whose weights depend on the seed (initial weights and batch order)."""
+    model = build_model("luong", TASK.src_vocab, TASK.tgt_vocab, emb=8, hidden=16, attn=8, device="cpu")
+    history = train(model, BATCHES, steps=15, lr=1e-2, seed=seed, progress=False, log_every=5)
+    return {"loss": history.train_loss, "weights": model.state_dict()}
+
+
+def test_each_run_starts_from_its_seed():
+    draws = over_seeds(lambda seed: torch.rand(3), [4, 5], workers=1)
+    torch.manual_seed(4)
+    assert torch.equal(draws[0], torch.rand(3))
+    assert not torch.equal(draws[0], draws[1])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="separate processes need fork (Linux)")
+def test_separate_processes_give_the_same_results_bit_for_bit():
+    seeds = [0, 1, 2]
+    alone = over_seeds(_trained, seeds, workers=1)
+    side_by_side = over_seeds(_trained, seeds, workers=2)
+    for a, b in zip(alone, side_by_side, strict=True):
+        assert a["loss"] == b["loss"]
+        assert all(torch.equal(a["weights"][k], b["weights"][k]) for k in a["weights"])
+    assert alone[0]["loss"] != alone[1]["loss"]  # the seed matters: the check above could fail
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="separate processes need fork (Linux)")
+def test_a_run_sees_the_callers_state_not_another_runs():
+    counter = []
+
+    def run(seed):
+        counter.append(seed)  # a forked run changes its own copy only
+        return len(counter)
+
+    assert over_seeds(run, [0, 1, 2], workers=2) == [1, 1, 1]
+    assert counter == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="separate processes need fork (Linux)")
+def test_an_error_in_a_run_reaches_the_caller():
+    def run(seed):
+        if seed == 1:
+            raise ValueError("seed 1 failed")
+        return seed
+
+    with pytest.raises(ValueError, match="seed 1 failed"):
+        over_seeds(run, [0, 1], workers=2)
+
+
+def test_one_process_when_torch_uses_several_threads():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert parallel_workers(3) == 1  # forking a process whose thread pool has run is unsafe
+    finally:
+        torch.set_num_threads(threads)
+    assert 1 <= parallel_workers(3) <= 3
+
+
+@pytest.mark.parametrize(
+    ("seeds", "workers", "error", "message"),
+    [
+        ([], None, ValueError, "seeds is empty"),
+        ([0, 0], None, ValueError, "distinct"),
+        ([0, 1.5], None, TypeError, "seeds must be integers"),
+        ([0, True], None, TypeError, "seeds must be integers"),
+        ([0, 1], 0, ValueError, "workers must be a positive integer"),
+    ],
+)
+def test_bad_arguments_are_named(seeds, workers, error, message):
+    with pytest.raises(error, match=message):
+        over_seeds(lambda seed: seed, seeds, workers=workers)
