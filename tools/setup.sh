@@ -4,6 +4,7 @@
 #   _vendor/   MathJax 3 and the ipywidgets HTML manager from npm, served by the site instead of CDNs
 #   chromium   Debian's headless browser for the site test, and bubblewrap for the grading sandbox
 #              (installed with apt where this user may; otherwise it says what is missing)
+# `setup.sh --python` does the first part only (what a learner needs to run the lessons: no npm, no apt).
 # Each part is redone only when the file it was made from changes (a hash stamp beside it). It prints a line
 # per part; the installers' own output goes to .venv/setup.log and is shown only when something fails.
 set -euo pipefail
@@ -40,6 +41,10 @@ if ! stamp_ok .venv/.course-stamp requirements-course.txt pyproject.toml; then
     echo "setup: .venv ready (torch $(.venv/bin/python -c 'import torch; print(torch.__version__)'))"
 else
     echo "setup: .venv is up to date"
+fi
+
+if [ "${1:-}" = "--python" ]; then
+    exit 0
 fi
 
 # --- Front-end assets for offline math and widgets ----------------------------------------------

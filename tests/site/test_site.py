@@ -1,6 +1,7 @@
 """The built website: every page exists, math is typeset and launch links work with no network."""
 
 import re
+import sys
 from html import unescape
 from pathlib import Path
 
@@ -18,13 +19,38 @@ def test_every_page_in_the_toc_is_built(site):
     assert (site / "index.html").exists()
 
 
-def test_chapter_3_links_to_colab_for_its_notebook(site):
+def _colab_prefix() -> str:
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     owner_repo = config["repository"]["url"].removeprefix("https://github.com/").rstrip("/")
     branch = config["repository"]["branch"]
+    return f"https://colab.research.google.com/github/{owner_repo}/blob/{branch}/"
+
+
+def test_chapter_3_links_to_the_colab_edition_of_its_notebook(site):
     html = (site / f"{CHAPTER_3}.html").read_text()
-    expected = f"https://colab.research.google.com/github/{owner_repo}/blob/{branch}/{CHAPTER_3}.ipynb"
-    assert expected in html
+    assert f"{_colab_prefix()}colab/{CHAPTER_3}.ipynb" in html
+
+
+def test_every_colab_link_opens_an_existing_edition_in_the_configured_repository(site):
+    """_config.yml is the one place that holds the repository: no page may point anywhere else."""
+    prefix, seen = _colab_prefix(), 0
+    for page in site.rglob("*.html"):
+        for url in re.findall(r"https://colab\.research\.google\.com[^\"'<> ]*", unescape(page.read_text())):
+            assert url.startswith(prefix + "colab/"), f"{page.name} links to {url}"
+            assert (ROOT / url.removeprefix(prefix)).exists(), f"{page.name}: no edition at {url}"
+            seen += 1
+    assert seen >= 18  # every chapter and every exercise set
+
+
+def test_the_colab_editions_number_figures_as_the_website_does(site):
+    sys.path.insert(0, str(ROOT / "tools"))
+    from colab_edition import figure_labels
+
+    for label, (number, page) in figure_labels().items():
+        html = (site / f"{page}.html").read_text()
+        found = re.search(rf'id="{re.escape(label)}".*?caption-number">Fig\. (\d+)', html, re.S)
+        assert found, f"{label} not found on {page}.html"
+        assert int(found[1]) == number, f"{label}: website Fig. {found[1]}, Colab edition Fig. {number}"
 
 
 def test_no_page_loads_assets_from_a_cdn(site):
