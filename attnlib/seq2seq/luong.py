@@ -2,7 +2,8 @@
 
     s_t  = GRU(x_t, s_{t-1}),   x_t = E y_{t-1}  or, with input feeding, [E y_{t-1}; s~_{t-1}]   (§3.3)
     e_{t,s} = score(s_t, h_s)            dot / general / concat / location                  (§3.1, eq. 8-9)
-    α_t = softmax(e_t)                   global (§3.1), or local-m / local-p (§3.2, eq. 9-10)
+    α_t = softmax(e_t)                   global (§3.1, eq. 7), or local (§3.2): local-m (eq. 7 in the window
+                                         around p_t = min(t, S_b - 1)), local-p (eqs. 9-10; see attnlib.local)
     c_t = Σ_s α_{t,s} h_s = Hᵀ α_t
     s~_t = tanh(W_c [c_t; s_t])                                                                (§3, eq. 5)
     p(y_t | y_<t, x) = softmax(W_s s~_t)                                                       (§3, eq. 6)
@@ -70,12 +71,12 @@ class LuongDecoder(Decoder):
         scores = self.score(query, H)  # (B, T, S)
         if self.cfg.local is None:
             return attend(scores, H, src_mask)
-        if self.cfg.local == "m":
-            T = query.shape[1]
-            p = torch.arange(t0, t0 + T, device=query.device, dtype=scores.dtype)  # (T,): p_t = t
-        else:
+        if self.cfg.local == "m":  # p_t = min(t, S_b - 1), plain softmax in the window (eq. 7)
+            p = local.monotonic_position(query.shape[1], src_lengths, t0, scores.dtype)  # (B, T)
+            weights = local.weights(scores, p, self.cfg.window, src_mask, gaussian=False)  # (B, T, S)
+        else:  # p_t predicted (eq. 9), softmax in the window times the Gaussian (eq. 10)
             p = self.position(query, src_lengths)  # (B, T)
-        weights = local.weights(scores, p, self.cfg.window, src_mask)  # (B, T, S)
+            weights = local.weights(scores, p, self.cfg.window, src_mask)  # (B, T, S)
         return weighted_sum(weights, H), weights  # c_t = Hᵀ α_t: (B, T, d_h)
 
     def output(self, context, s):
