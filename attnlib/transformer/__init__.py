@@ -6,7 +6,8 @@ attention.py  cross_attention, MultiHeadAttention (queries from one sequence, ke
               KVCache (incremental decoding)
 blocks.py     EncoderBlock, DecoderBlock (post-norm as in the paper, or norm_first), FeedForward,
               DecoderCache, shifted_causal_mask
-model.py      Seq2SeqTransformer (encoder-decoder, §3), its config, TransformerDecoder (KV-cached steps)
+model.py      Seq2SeqTransformer (encoder-decoder, §3), its config, TransformerDecoder (KV-cached steps, or
+              the prefix recomputed), CrossAttentionHead (one head's weights, for AER)
 
 Every name is importable from ``attnlib.transformer``. The weights come from ``attnlib.scores.scaled_dot``
 and ``attnlib.attend``; matrices apply as ``W x`` with shape ``(out, in)`` (the paper's X W^Q is our X W_qᵀ).
@@ -21,7 +22,12 @@ from attnlib.transformer.blocks import (
     FeedForward,
     shifted_causal_mask,
 )
-from attnlib.transformer.model import Seq2SeqTransformer, Seq2SeqTransformerConfig, TransformerDecoder
+from attnlib.transformer.model import (
+    CrossAttentionHead,
+    Seq2SeqTransformer,
+    Seq2SeqTransformerConfig,
+    TransformerDecoder,
+)
 from attnlib.transformer.tiny import (
     Block,
     MultiHeadSelfAttention,
@@ -35,6 +41,7 @@ from attnlib.transformer.tiny import (
 
 __all__ = [
     "Block",
+    "CrossAttentionHead",
     "DecoderBlock",
     "DecoderCache",
     "EncoderBlock",

@@ -64,3 +64,70 @@ def test_too_long_a_source_is_refused_with_its_length():
     task, batches = reverse_batches(n=64)
     with pytest.raises(ValueError, match="src has 6 positions but max_len is 4"):
         model_for(task, max_len=4)(batches[0])
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_recomputing_the_prefix_gives_the_kv_cached_steps(norm_first):
+    task, batches = reverse_batches(n=64)
+    batch = batches[0]
+    model = model_for(task, norm_first).double().eval()
+    cached = model.start(batch.src, batch.src_lengths)
+    model.decoder.kv_cache = False
+    again = model.start(batch.src, batch.src_lengths)
+    assert "prefix" in again and "self_k0" not in again
+    for t in range(batch.tgt_in.shape[1]):
+        y = batch.tgt_in[:, t]
+        logits, w, cached = model.decoder.step(y, cached)
+        logits_again, w_again, again = model.decoder.step(y, again)
+        torch.testing.assert_close(logits_again, logits, rtol=0.0, atol=1e-12)
+        torch.testing.assert_close(w_again, w, rtol=0.0, atol=1e-12)
+    assert again["prefix"].shape == batch.tgt_in.shape and "self_k0" not in again  # ids kept, no cache
+
+
+def test_greedy_and_beam_search_decode_the_same_with_and_without_the_cache():
+    task, batches = reverse_batches()
+    model = model_for(task)
+    train(model, batches, steps=60, lr=3e-3, seed=0, progress=False)
+    batch = batches[0]
+    with_cache = greedy(model, batch.src, batch.src_lengths, max_len=12)
+    beam = beam_search(model, batch.src[:3], batch.src_lengths[:3], width=3)
+    model.decoder.kv_cache = False
+    without = greedy(model, batch.src, batch.src_lengths, max_len=12)
+    assert without.tokens == with_cache.tokens
+    for a, b in zip(without.weights, with_cache.weights, strict=True):
+        torch.testing.assert_close(a, b, rtol=0.0, atol=1e-5)
+    assert beam_search(model, batch.src[:3], batch.src_lengths[:3], width=3).tokens == beam.tokens
+
+
+def test_attention_maps_give_every_layer_and_head_and_the_decoder_is_causal():
+    task, batches = reverse_batches(n=64)
+    batch = batches[0]
+    model = model_for(task).eval()
+    maps = model.attention_maps(batch)
+    B, S = batch.src.shape
+    T = batch.tgt_in.shape[1]
+    assert [w.shape for w in maps["encoder"]] == [(B, 2, S, S)] * 2
+    assert [w.shape for w in maps["decoder"]] == [(B, 2, T, T)] * 2
+    _, cross = model(batch)
+    for a, b in zip(maps["cross"], cross, strict=True):
+        torch.testing.assert_close(a, b, rtol=0.0, atol=0.0)
+    future = ~torch.ones(T, T, dtype=torch.bool).tril()
+    assert all(torch.all(w[..., future] == 0) for w in maps["decoder"])
+
+
+def test_cross_attention_head_shows_one_head_or_their_mean_to_model_alignments():
+    from attnlib import metrics
+    from attnlib.transformer import CrossAttentionHead
+
+    task, batches = reverse_batches(n=64)
+    model = model_for(task).eval()
+    batch = batches[0]
+    logits, cross = model(batch)
+    for head in (0, 1):
+        view_logits, weights = CrossAttentionHead(model, layer=0, head=head)(batch)
+        torch.testing.assert_close(view_logits, logits, rtol=0.0, atol=0.0)
+        torch.testing.assert_close(weights, cross[0][:, head], rtol=0.0, atol=0.0)
+    _, mean = CrossAttentionHead(model)(batch)
+    torch.testing.assert_close(mean, cross[-1].mean(dim=1), rtol=0.0, atol=0.0)
+    predicted, gold = metrics.model_alignments(CrossAttentionHead(model, head=1), batches[:1])
+    assert len(predicted) == len(batch) and 0.0 <= metrics.aer(predicted, gold) <= 1.0
