@@ -11,7 +11,12 @@ cd "$root"
 bash tools/setup.sh --python
 if ! .venv/bin/python -c "import jupyterlab" 2>/dev/null; then
     echo "lab: installing JupyterLab into .venv (constrained by requirements-course.txt)"
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check jupyterlab -c requirements-course.txt
+    if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check jupyterlab \
+        -c requirements-course.txt >.venv/lab.log 2>&1; then
+        tail -n 40 .venv/lab.log
+        echo "lab: installing JupyterLab failed (the whole log: .venv/lab.log)"
+        exit 1
+    fi
 fi
 if [ "${1:-}" = "--no-start" ]; then
     echo "lab: ready; start it with: .venv/bin/python -m jupyter lab chapters/"

@@ -1,0 +1,144 @@
+"""A stand-in for Google Colab: a fresh environment with Colab's versions, where the setup cells take their
+Colab branch and install attnlib from a git URL of this repository.
+
+- ``.venv-colab/<kind>/`` (one for the chapters, one for the exercise sets, whose otter-grader needs a newer
+  ipywidgets and would change what the chapters meet): a virtual environment with what a Colab runtime has
+  before the course touches it (``COLAB_BASE``: Colab's ipywidgets 7.7.1 and widget front end, PyTorch,
+  numpy, pandas, matplotlib, an ipykernel) and nothing of the book's tools (no myst-nb, no jupyter-book, no
+  attnlib). Made once and kept while ``COLAB_BASE`` is unchanged (a stamp file holds it), like .venv.
+- ``google.colab`` exists and is imported when Python starts (Colab imports it too), so the standard setup
+  cell takes its Colab branch and pip-installs ``attnlib @ git+<url>@<branch>``. The URL is _config.yml's;
+  here it is replaced by a bare clone of this repository's committed state (no network is needed).
+- Each notebook runs alone in an empty folder, as Colab opens it.
+
+What pip changed in the environment, from the base to after every notebook ran, is written to
+``.venv-colab/<kind>/pip-changes.txt`` and printed by the tests (``-s``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VENVS = ROOT / ".venv-colab"
+# A Colab runtime's own packages (its ipywidgets front end is 7.x); torch is pinned to the course's build
+# because this machine installs that one from local disk.
+COLAB_BASE = [
+    "torch==2.13.0",
+    "ipywidgets==7.7.1",
+    "widgetsnbextension==3.6.10",
+    "ipykernel>=6,<7",
+    "numpy",
+    "pandas",
+    "matplotlib",
+    "tqdm",
+]
+STARTUP = "import google.colab  # a Colab runtime imports it at start-up\n"
+
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def _freeze(venv: Path) -> dict[str, str]:
+    out = subprocess.run(
+        [venv / "bin" / "python", "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {p["name"].lower(): p["version"] for p in json.loads(out)}
+
+
+def _pip(python: Path, *args: str) -> None:
+    done = subprocess.run(
+        [python, "-m", "pip", *args, "--quiet", "--disable-pip-version-check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, f"pip {' '.join(args)} in the Colab stand-in failed:\n{done.stderr[-3000:]}"
+
+
+def _make_venv(venv: Path) -> None:
+    """A fresh stand-in runtime: made once, then put back to its base state (no attnlib) on every run."""
+    python = venv / "bin" / "python"
+    stamp = venv / ".colab-stamp"
+    if stamp.exists() and stamp.read_text() == "\n".join(COLAB_BASE):
+        _pip(python, "uninstall", "--yes", "attnlib")  # what the last run's setup cells installed ...
+        _pip(python, "install", *COLAB_BASE)  # ... and what it changed
+        return
+    subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)
+    _pip(python, "install", "--upgrade", "pip")  # Colab's pip is recent; a new venv's may be too old
+    _pip(python, "install", *COLAB_BASE)
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    colab = site / "google" / "colab"
+    colab.mkdir(parents=True, exist_ok=True)
+    (colab / "__init__.py").write_text(
+        '"""Stand-in for Colab\'s google.colab (tests/colab/conftest.py)."""\n'
+    )
+    (site / "colab_standin.pth").write_text(STARTUP.replace("\n", "") + "\n")
+    (venv / "base-packages.json").write_text(json.dumps(_freeze(venv), indent=1, sort_keys=True))
+    stamp.write_text("\n".join(COLAB_BASE))
+
+
+@pytest.fixture(scope="session")
+def colab_origin(tmp_path_factory) -> str:
+    """A git URL of this repository's committed state, standing in for _config.yml's repository URL."""
+    bare = tmp_path_factory.mktemp("origin") / "attention-course.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", ROOT, bare], check=True)
+    return f"git+file://{bare}"
+
+
+def colab_runtime(kind: str, tmp_path_factory):
+    """Make (once) the stand-in runtime ``kind``; yield its kernel name; report what pip changed in it."""
+    venv = VENVS / kind
+    _make_venv(venv)
+    kernels = tmp_path_factory.mktemp("kernels")
+    spec = kernels / "kernels" / f"colab-{kind}"
+    spec.mkdir(parents=True)
+    argv = [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": kind, "language": "python"}))
+    os.environ["JUPYTER_PATH"] = str(kernels) + os.pathsep + os.environ.get("JUPYTER_PATH", "")
+    yield f"colab-{kind}"
+    changes = _pip_changes(venv)
+    (venv / "pip-changes.txt").write_text(changes)
+    print(f"\nColab stand-in ({kind}), what pip changed:\n{changes}")
+
+
+def _pip_changes(venv: Path) -> str:
+    before = json.loads((venv / "base-packages.json").read_text())
+    after = _freeze(venv)
+    lines = [
+        f"  changed {n}: {before[n]} -> {v}"
+        for n, v in sorted(after.items())
+        if n in before and before[n] != v
+    ]
+    lines += [f"  added {n} {v}" for n, v in sorted(after.items()) if n not in before]
+    lines += [f"  removed {n} {v}" for n, v in sorted(before.items()) if n not in after]
+    return "\n".join(lines) + "\n"
+
+
+def run_alone(path: Path, kernel: str, origin: str, folder: Path):
+    """Run the notebook at ``path`` alone in the empty ``folder`` on the stand-in; return it, executed."""
+    import nbformat
+    from nbclient import NotebookClient
+    from notebooks import repository
+
+    nb = nbformat.read(path, as_version=4)
+    url, _ = repository()
+    setup = nb.cells[0]
+    assert f"git+{url}@" in setup.source, "the setup cell installs from _config.yml's repository"
+    setup.source = setup.source.replace(f"git+{url}", origin)
+    NotebookClient(
+        nb, timeout=600, kernel_name=kernel, resources={"metadata": {"path": str(folder)}}
+    ).execute()
+    return nb

@@ -1,0 +1,25 @@
+"""Every exercise set's Colab edition installs its feedback tools and reports on every question, on the Colab
+stand-in (tests/colab/conftest.py), with nothing uploaded."""
+
+import pytest
+from colab_edition import edition_path
+from notebooks import ROOT
+
+from .conftest import colab_runtime, run_alone
+
+SETS = sorted((ROOT / "exercises").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    yield from colab_runtime("exercises", tmp_path_factory)
+
+
+@pytest.mark.parametrize("path", SETS, ids=lambda p: p.stem)
+def test_grader_check_reports_on_every_question(path, kernel, colab_origin, tmp_path):
+    nb = run_alone(edition_path(path), kernel, colab_origin, tmp_path)
+    checks = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("grader.check(")]
+    assert checks, "the set has grader.check cells"
+    for cell in checks:
+        text = "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in cell.outputs)
+        assert "Test case failed" in text or "All test cases passed" in text, f"{cell.source}: {text[:300]}"
