@@ -211,7 +211,8 @@ def switched_off(*dotted_names: str) -> Iterator[None]:
 
 def leaves_inputs_alone(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
     """``call(fn, *args)``, failing if the call changed a tensor argument in place (``masked_fill_``, ``+=``):
-    the caller's data must stay as it was. Returns the value."""
+    the caller's data must stay as it was. Returns the value. (``call`` checks the same on every call; this
+    one says so in a check of its own.)"""
     mutations = getattr(fn, "mutations", None)  # in the grader: compared in the learner's sandbox
     if mutations is not None:
         try:
@@ -223,28 +224,291 @@ def leaves_inputs_alone(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
                 f"{what} raised {type(e).__name__}: {str(e)[:300]}. {hint}".strip()
             ) from None
     else:
-        copies = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-        value = call(fn, *copies, what=what, hint=hint)
-        changed = [
-            i
-            for i, (a, c) in enumerate(zip(args, copies, strict=True))
-            if isinstance(a, torch.Tensor) and not torch.equal(a.nan_to_num(), c.nan_to_num())
-        ]
+        if fn is None:
+            raise AssertionError(f"{what.split('(')[0]} is not defined: run the cell that defines it")
+        copies = clone_tree(list(args))
+        try:
+            value = fn(*copies)
+        except AssertionError:
+            raise
+        except Exception as e:
+            raise AssertionError(
+                f"{what} raised {type(e).__name__}: {str(e)[:300]}. {hint}".strip()
+            ) from None
+        changed = changed_arguments(list(args), copies)
     if changed:
-        raise AssertionError(
-            f"{what} changed its argument(s) number {', '.join(str(i + 1) for i in changed)} in place "
-            "(masked_fill_, +=, ...): compute new tensors, the caller still needs its own"
-        )
+        raise AssertionError(mutation_message(what, changed))
     return value
 
 
 def call(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
-    """``fn(*args)``, turning a missing function or an error into a failed check that says what to look at."""
+    """``fn(*args)``, turning a missing function or an error into a failed check that says what to look at.
+
+    Every call also holds the learner's function to the contract of a function of tensors (``contract``):
+    it leaves its arguments as they were, gives the same result when called again with the same inputs,
+    and keeps the floating dtype of its inputs. In the teacher's grader the learner's function is a proxy
+    that checks the same on every call, wherever a test calls it."""
     if fn is None:
         raise AssertionError(f"{what.split('(')[0]} is not defined: run the cell that defines it")
     try:
-        return fn(*args)
+        if getattr(fn, "checks_contract", False):  # the grader's proxy: checked on its side, every call
+            return fn(*args)
+        name = getattr(fn, "__name__", what.split("(")[0])
+        return contract(fn, args, name, tuple(CONTRACT_EXEMPT.get(name, ())))
     except AssertionError:
         raise
     except Exception as e:
         raise AssertionError(f"{what} raised {type(e).__name__}: {str(e)[:300]}. {hint}".strip()) from None
+
+
+# ------------------------------------------------------------------------------------------- the contract
+# A learner's function of tensors must behave as a function: (1) it changes none of its arguments in place,
+# (2) the same inputs give the same result (no state kept between calls, no unseeded randomness), (3) given
+# floating tensors of one dtype (float32, float64), the floating tensors it returns have that dtype. A set may
+# exempt a name from a rule where its question says otherwise ("contract_exempt" in the master's config).
+CONTRACT_RULES = ("mutation", "repeat", "dtype")
+CONTRACT_EXEMPT: dict[str, list[str]] = {}  # name -> rules; the set's test files fill it in
+MAX_TREE_DEPTH = 8
+
+
+def tensors_in(obj: Any, depth: int = 0) -> list[torch.Tensor]:
+    """The tensors in ``obj`` and in the tuples, lists and dict values it holds, in order."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if depth >= MAX_TREE_DEPTH:
+        return []
+    if isinstance(obj, (tuple, list)):
+        return [t for item in list(obj)[:10_000] for t in tensors_in(item, depth + 1)]
+    if isinstance(obj, dict):
+        return [t for item in list(obj.values())[:1000] for t in tensors_in(item, depth + 1)]
+    return []
+
+
+def clone_tree(obj: Any, depth: int = 0) -> Any:
+    """``obj`` with every tensor in it (tuples, lists, dict values) cloned; anything else shared."""
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if depth >= MAX_TREE_DEPTH:
+        return obj
+    if type(obj) in (tuple, list):
+        return type(obj)(clone_tree(item, depth + 1) for item in obj)
+    if type(obj) is dict:
+        return {k: clone_tree(v, depth + 1) for k, v in obj.items()}
+    return obj
+
+
+def same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape, dtype and values (NaN equal to NaN, -0.0 equal to 0.0)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        same_nan = torch.equal(torch.isnan(a), torch.isnan(b))
+        return bool(same_nan and torch.equal(a.nan_to_num(0), b.nan_to_num(0)))
+    return bool(torch.equal(a, b))
+
+
+def changed_arguments(args: tuple | list, before: tuple | list) -> list[int]:
+    """Which arguments hold a tensor that differs from its copy in ``before`` (taken with ``clone_tree``)."""
+    changed = []
+    for i, (a, b) in enumerate(zip(args, before, strict=True)):
+        now, then = tensors_in(a), tensors_in(b)
+        if len(now) != len(then) or not all(same_tensor(x, y) for x, y in zip(now, then, strict=True)):
+            changed.append(i)
+    return changed
+
+
+def same_result(a: Any, b: Any, depth: int = 0) -> bool:
+    """Two results of the same call are the same: equal tensors, numbers (NaN equal), containers, text."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and same_tensor(a, b)
+    if depth >= MAX_TREE_DEPTH:
+        return True
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (a != a and b != b)
+    if type(a) in (tuple, list) and type(b) is type(a):
+        return len(a) == len(b) and all(same_result(x, y, depth + 1) for x, y in zip(a, b, strict=True))
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(same_result(a[k], b[k], depth + 1) for k in a)
+    if isinstance(a, (set, frozenset)) and isinstance(
+        b, (set, frozenset)
+    ):  # tensors in a set hash by identity
+        return type(a) is type(b) and sorted(map(repr, a)) == sorted(map(repr, b))
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - objects that cannot be compared count as the same
+        return True
+
+
+def mutation_message(name: str, changed: list[int]) -> str:
+    return (
+        f"{name} changed its argument(s) number {', '.join(str(i + 1) for i in changed)} in place "
+        "(masked_fill_, +=, ...): compute new tensors, the caller still needs its own"
+    )
+
+
+def repeat_message(name: str) -> str:
+    return (
+        f"{name} gave a different result when called again with the same inputs: it must not keep state "
+        "between calls (a global, a default argument, a cache) nor draw random numbers without its own seed"
+    )
+
+
+def dtype_message(args: tuple | list, value: Any, name: str) -> str:
+    """'' if ``value`` keeps the floating dtype of the inputs, else what is wrong."""
+    given = {t.dtype for t in tensors_in(list(args)) if t.is_floating_point()}
+    if len(given) != 1:
+        return ""
+    dtype = given.pop()
+    wrong = sorted({str(t.dtype) for t in tensors_in(value) if t.is_floating_point() and t.dtype != dtype})
+    if not wrong:
+        return ""
+    return (
+        f"{name} was given {str(dtype).removeprefix('torch.')} tensors and returned "
+        f"{', '.join(w.removeprefix('torch.') for w in wrong)}: keep the dtype of the inputs (new tensors "
+        "with dtype=x.dtype, no .double() or .float() on the way)"
+    )
+
+
+def contract(fn: Any, args: tuple, name: str, exempt: tuple[str, ...] = ()) -> Any:
+    """``fn(*args)`` under the contract above; raises AssertionError saying which rule it broke."""
+    before = clone_tree(list(args))
+    value = fn(*args)
+    if "mutation" not in exempt:
+        changed = changed_arguments(list(args), before)
+        if changed:
+            raise AssertionError(mutation_message(name, changed))
+    if "repeat" not in exempt and tensors_in(list(args)):
+        again = fn(*clone_tree(before))
+        if not same_result(value, again):
+            raise AssertionError(repeat_message(name))
+    if "dtype" not in exempt:
+        message = dtype_message(args, value, name)
+        if message:
+            raise AssertionError(message)
+    return value
+
+
+# ------------------------------------------------------------------------------------- recorded references
+# The public tests ship with attnlib, so anything in them can be copied. A helper that computes an expected
+# answer is marked ``@checks.reference`` in the master; in the public test file (``tools/exercises.py build``)
+# its body is replaced by ``checks.recorded(name, table)``: the values it gave for the public examples, and
+# nothing else. The hidden tests keep the real helper: a copy of the public file knows the public inputs only.
+
+
+def reference(fn: Any) -> Any:
+    """Marks a test helper that computes an expected answer (see above); returns it unchanged."""
+    fn.__checks_reference__ = True
+    return fn
+
+
+def _float(x: float) -> Any:
+    return x if x == x and x not in (float("inf"), float("-inf")) else repr(x)
+
+
+def to_data(obj: Any, depth: int = 0) -> Any:
+    """Plain JSON for tensors, numbers, text and containers of them (for a recorded reference's table)."""
+    if depth > MAX_TREE_DEPTH:
+        raise ValueError("nested too deeply to record")
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return {"float": _float(obj)}
+    if isinstance(obj, torch.Tensor):
+        x = obj.detach().cpu()
+        values = x.double().flatten().tolist() if x.is_floating_point() else x.flatten().tolist()
+        return {
+            "tensor": str(x.dtype).removeprefix("torch."),
+            "shape": list(x.shape),
+            "values": [_float(v) if isinstance(v, float) else v for v in values],
+        }
+    if isinstance(obj, (tuple, list)):
+        return {
+            type(obj).__name__ if type(obj) in (tuple, list) else "tuple": [
+                to_data(v, depth + 1) for v in obj
+            ]
+        }
+    if isinstance(obj, (set, frozenset)):
+        return {"set": sorted((to_data(v, depth + 1) for v in obj), key=repr)}
+    if isinstance(obj, dict):
+        return {"dict": [[to_data(k, depth + 1), to_data(v, depth + 1)] for k, v in obj.items()]}
+    raise ValueError(f"cannot record a {type(obj).__name__}")
+
+
+def from_data(data: Any) -> Any:
+    """The inverse of ``to_data``: fresh objects."""
+    if not isinstance(data, dict):
+        return data
+    if "float" in data:
+        return float(data["float"])
+    if "tensor" in data:
+        dtype = getattr(torch, data["tensor"])
+        values = [float(v) if isinstance(v, str) else v for v in data["values"]]
+        return (
+            torch.tensor(values, dtype=torch.float64 if dtype.is_floating_point else dtype)
+            .to(dtype)
+            .reshape(data["shape"])
+        )
+    if "tuple" in data:
+        return tuple(from_data(v) for v in data["tuple"])
+    if "list" in data:
+        return [from_data(v) for v in data["list"]]
+    if "set" in data:
+        return {from_data(v) for v in data["set"]}
+    if "dict" in data:
+        return {from_data(k): from_data(v) for k, v in data["dict"]}
+    raise ValueError(f"not recorded data: {str(data)[:80]}")
+
+
+def _agree(a: Any, b: Any, depth: int = 0) -> bool:
+    """A recorded argument ``a`` and a given one ``b`` agree (numbers and tensors within about 1e-6: another
+    machine's last bits may differ)."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            return False
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        x, y = a.double(), b.detach().cpu().double()
+        return bool(torch.allclose(x, y, atol=1e-6, rtol=1e-5, equal_nan=True))
+    if depth > MAX_TREE_DEPTH:
+        return False
+    numbers = (int, float)
+    if isinstance(a, float) or isinstance(b, float):
+        if (
+            isinstance(a, bool)
+            or isinstance(b, bool)
+            or not (isinstance(a, numbers) and isinstance(b, numbers))
+        ):
+            return False
+        return (a != a and b != b) or abs(a - b) <= 1e-9 + 1e-6 * abs(a)
+    if type(a) in (tuple, list) and type(b) in (tuple, list):
+        return len(a) == len(b) and all(_agree(x, y, depth + 1) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_agree(a[k], b[k], depth + 1) for k in a)
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def recorded(name: str, table: str) -> Any:
+    """A stand-in for the reference helper ``name``: the values it gave for the public examples (``table``,
+    JSON written by the build), looked up by their inputs."""
+    import json
+
+    calls = json.loads(table)
+
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        for call in calls:
+            if (
+                len(call["args"]) == len(args)
+                and sorted(call["kwargs"]) == sorted(kwargs)
+                and all(_agree(from_data(r), a) for r, a in zip(call["args"], args, strict=True))
+                and all(_agree(from_data(call["kwargs"][k]), v) for k, v in kwargs.items())
+            ):
+                return from_data(call["value"])
+        raise AssertionError(
+            f"{name} is a recorded reference: it knows only the public examples' inputs, not these"
+        )
+
+    stand_in.__name__ = name
+    return stand_in

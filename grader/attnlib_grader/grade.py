@@ -200,11 +200,16 @@ def _grade_submission(
                     continue
             budget = Budget(float(config.get("time_limit", 10)))
             env: dict[str, Any] = {"torch": torch, "np": np, "numpy": np, "attnlib": attnlib}
+            exempt = config.get("contract_exempt") or {}
             for var, info in sandbox.names.items():
                 if info.get("kind") == "function":
                     source = info.get("source")
                     env[var] = LearnerFunction(
-                        sandbox, var, budget, source if isinstance(source, str) else None
+                        sandbox,
+                        var,
+                        budget,
+                        source if isinstance(source, str) else None,
+                        exempt=tuple(exempt.get(var, ())),
                     )
                 else:
                     try:

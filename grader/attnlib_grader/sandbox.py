@@ -456,18 +456,8 @@ def serve(fd: int) -> None:
     attnlib.grading.notebook = _StubGrader
     switch_off(config.get("switch_off", []))
     del setup
-    from attnlib.grading.checks import run_traced  # bound before any learner code runs
-
-    clone, equal, nan_to_num = torch.Tensor.clone, torch.equal, torch.nan_to_num
-
-    def changed(args: list, before: list) -> list[int]:
-        """Which tensor arguments the call changed in place (compared with copies taken before it)."""
-        return [
-            i
-            for i, (a, b) in enumerate(zip(args, before, strict=True))
-            if b is not None
-            and (a.shape != b.shape or a.dtype != b.dtype or not equal(nan_to_num(a), nan_to_num(b)))
-        ]
+    # bound before any learner code runs: the loop checks' tracing and the contract of every call
+    from attnlib.grading.checks import changed_arguments, clone_tree, run_traced, same_result
 
     sources = _function_sources(cells, config.get("names", []))
 
@@ -522,16 +512,28 @@ def serve(fd: int) -> None:
             fn = namespace[request["name"]]
             args = [decode(a) for a in request["args"]]
             kwargs = {k: decode(v) for k, v in request["kwargs"].items()}
-            before = [clone(a) if isinstance(a, torch.Tensor) else None for a in args]
+            before = clone_tree(args)
+            repeatable = None
             signal.setitimer(signal.ITIMER_REAL, float(request["timeout"]))
             try:
                 if request.get("traced"):
                     value, report = run_traced(fn, args, kwargs)
                 else:
                     value, report = fn(*args, **kwargs), None
+                mutated = changed_arguments(args, before)
+                if request.get("repeat") and not request.get("traced"):
+                    # the same call again, on fresh copies of the inputs: a function gives the same result
+                    again = fn(*clone_tree(before), **clone_tree(kwargs))
+                    repeatable = bool(same_result(value, again))
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            reply = {"ok": True, "value": encode(value), "report": report, "mutated": changed(args, before)}
+            reply = {
+                "ok": True,
+                "value": encode(value),
+                "report": report,
+                "mutated": mutated,
+                "repeatable": repeatable,
+            }
         except _TimeLimit:
             reply = {"ok": False, "error": f"did not return within {request['timeout']:g} s", "timeout": True}
         except BaseException as e:  # noqa: B036 - report every failure of learner code as data
@@ -591,6 +593,7 @@ class Sandbox:
         self.errors: list[str] = []
         self.reached: set[str] = set()
         self.last_mutated: list[int] = []  # the tensor arguments the last call changed in place
+        self.last_repeatable = True  # False when the last call, made twice, gave two different results
 
     @property
     def alive(self) -> bool:
@@ -668,11 +671,20 @@ class Sandbox:
         return reply
 
     def call(
-        self, name: str, args: tuple, kwargs: dict, timeout: float, traced: bool = False, fresh: bool = False
+        self,
+        name: str,
+        args: tuple,
+        kwargs: dict,
+        timeout: float,
+        traced: bool = False,
+        fresh: bool = False,
+        repeat: bool = False,
     ) -> Any:
         """``name(*args, **kwargs)`` in the sandbox; with ``traced``, ``(value, report)`` as
         ``checks.run_traced`` gives them (the report checked to be plain counts); with ``fresh``, made by a
-        copy of the learner's process that ends with the call (no state carries over to later calls)."""
+        copy of the learner's process that ends with the call (no state carries over to later calls); with
+        ``repeat``, made twice (on fresh copies of the inputs) and ``last_repeatable`` says whether the
+        results were the same. ``last_mutated`` lists the arguments the call changed in place."""
         if not self.alive:
             raise SandboxError("the notebook's process was stopped after an earlier failure")
         request = {
@@ -682,6 +694,7 @@ class Sandbox:
             "timeout": timeout,
             "traced": traced,
             "fresh": fresh,
+            "repeat": repeat,
         }
         try:
             self.conn.send_bytes(json.dumps(request).encode())
@@ -698,6 +711,7 @@ class Sandbox:
         value = decode(reply.get("value"))
         mutated = reply.get("mutated")
         self.last_mutated = [i for i in mutated if type(i) is int][:50] if isinstance(mutated, list) else []
+        self.last_repeatable = reply.get("repeatable") is not False
         if not traced:
             return value
         report = reply.get("report")
@@ -739,23 +753,54 @@ class Sandbox:
 
 
 class LearnerFunction:
-    """Stands for a learner's function in a hidden test: each call runs in the sandbox within the budget."""
+    """Stands for a learner's function in a hidden test: each call runs in the sandbox within the budget, and
+    every plain call is held to ``checks.contract`` (no argument changed in place, the same result when made
+    again, the floating dtype of the inputs kept), except for the rules the set exempts this name from."""
 
-    def __init__(self, sandbox: Sandbox, name: str, budget: Budget, source: str | None = None) -> None:
+    checks_contract = True  # checks.call leaves the contract to this proxy
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        name: str,
+        budget: Budget,
+        source: str | None = None,
+        exempt: tuple[str, ...] = (),
+    ) -> None:
         self.sandbox, self.__name__, self.budget = sandbox, name, budget
         self.__source__ = source  # the learner's code of this function, read from the notebook by the grader
+        self.exempt = tuple(exempt)
+
+    def _held(self, args: tuple, value: Any) -> Any:
+        from attnlib.grading import checks
+
+        if "mutation" not in self.exempt and self.sandbox.last_mutated:
+            raise AssertionError(checks.mutation_message(self.__name__, self.sandbox.last_mutated))
+        if "repeat" not in self.exempt and not self.sandbox.last_repeatable:
+            raise AssertionError(checks.repeat_message(self.__name__))
+        message = "" if "dtype" in self.exempt else checks.dtype_message(args, value, self.__name__)
+        if message:
+            raise AssertionError(message)
+        return value
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.sandbox.call(self.__name__, args, kwargs, timeout=self.budget.remaining())
+        value = self.sandbox.call(
+            self.__name__, args, kwargs, timeout=self.budget.remaining(), repeat="repeat" not in self.exempt
+        )
+        return self._held(args, value)
 
     def fresh(self, *args: Any) -> Any:
         """The value of a call made by a copy of the learner's process: the same state for every such call,
         so a stateful function cannot tell them apart."""
-        return self.sandbox.call(self.__name__, args, {}, timeout=self.budget.remaining(), fresh=True)
+        repeat = "repeat" not in self.exempt
+        value = self.sandbox.call(
+            self.__name__, args, {}, timeout=self.budget.remaining(), fresh=True, repeat=repeat
+        )
+        return self._held(args, value)
 
     def mutations(self, *args: Any) -> tuple[Any, list[int]]:
         """The value and which tensor arguments the call changed in place, compared in the sandbox."""
-        value = self(*args)
+        value = self.sandbox.call(self.__name__, args, {}, timeout=self.budget.remaining())
         return value, list(self.sandbox.last_mutated)
 
     def traced(self, *args: Any) -> tuple[Any, dict[str, Any]]:

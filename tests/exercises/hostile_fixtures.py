@@ -201,6 +201,56 @@ def victim(body_lines: list[str], signature: str) -> str:
 
 
 SETS = {
+    "01_rnn_gradients": {  # the contract of every call: inputs left alone
+        "full": {"q1": 2, "q2": 3, "q3": 2, "q4": 2},
+        "victim": None,
+        "switch_off": [],
+        "trust": [
+            (
+                "clips_the_gradients_in_place",
+                "q4 right values, but clip_by_global_norm scales the caller's gradients in place (mul_), as "
+                "torch's clip_grad_norm_ does to parameters: every call that clips changes its input",
+                {
+                    "q4": "def clip_by_global_norm(grads, max_norm):\n"
+                    "    total = sum(float((g.double() ** 2).sum()) for g in grads) ** 0.5\n"
+                    "    scale = min(1.0, max_norm / (total + 1e-6))\n"
+                    "    for g in grads:\n"
+                    "        g.mul_(scale)\n"
+                    "    return grads, total",
+                },
+                {"q4": 0.5},  # the call that needs no clipping (scale 1) changes nothing
+                {"contract": {"clip_by_global_norm": "mutation"}},
+            ),
+            (
+                "copies_the_public_tests_reference",
+                "q1's step_jacobian is the public tests' helper tanh_factor, which computed the answer in plain "
+                "torch: the public file now holds only its values for the public examples (checks.recorded)",
+                {
+                    "q1": COPY_PUBLIC
+                    + "\n\n\nstep_jacobian = _public_helper('01_rnn_gradients', 'q1', 'tanh_factor')"
+                },
+                {"q1": 0, "q2": 0},  # the solutions' jacobian_norms calls this step_jacobian
+            ),
+        ],
+    },
+    "02_bottleneck": {  # the copy of a public reference that was plain torch
+        "full": {"q1": 2, "q2": 3, "q3": 2},
+        "victim": None,
+        "switch_off": [],
+        "trust": [
+            (
+                "copies_the_public_tests_reference",
+                "q3's recovery_summary is the public tests' summary_reference, which computed the answer in plain "
+                "torch: the public file now holds only its values for the public example (checks.recorded)",
+                {
+                    "q3": COPY_PUBLIC
+                    + "\n\n\nrecovery_summary = _public_helper('02_bottleneck', 'q3', 'summary_reference')\n"
+                    "forgets = 'middle'"
+                },
+                {"q3": 0.5},  # forgets is right
+            ),
+        ],
+    },
     "03_dot_product_attention": {
         "full": {"q1": 2, "q2": 3, "q3": 3, "q4": 2},
         "victim": ("q1", "def dot_scores(s, H):"),
@@ -288,7 +338,25 @@ SETS = {
                 {"q1": 0, "q2": 0},
             ),
         ],
-        "trust": [],
+        "trust": [
+            (
+                "computes_in_float64",
+                "q3 right values, computed and returned in float64 whatever the inputs: float32 in, float64 out",
+                {
+                    "q3": "def context_gru_step(y_emb, c, s_prev, W, b, C, U_zr, U):\n"
+                    "    y_emb, c, s_prev, W, b, C, U_zr, U = (x.double() for x in (y_emb, c, s_prev, W, b, C, U_zr, U))\n"
+                    "    Wy_z, Wy_r, Wy_s = (y_emb @ W.T + b).chunk(3, dim=-1)\n"
+                    "    Cc_z, Cc_r, Cc_s = (c @ C.T).chunk(3, dim=-1)\n"
+                    "    Us_z, Us_r = (s_prev @ U_zr.T).chunk(2, dim=-1)\n"
+                    "    z = torch.sigmoid(Wy_z + Us_z + Cc_z)\n"
+                    "    r = torch.sigmoid(Wy_r + Us_r + Cc_r)\n"
+                    "    candidate = torch.tanh(Wy_s + (r * s_prev) @ U.T + Cc_s)\n"
+                    "    return z * s_prev + (1 - z) * candidate",
+                },
+                {"q3": 0.5},  # the float64 case
+                {"contract": {"context_gru_step": "dtype"}},
+            ),
+        ],
     },
     "06_score_functions": {  # the concat score from attnlib.chunked_additive
         "full": {"q1": 2, "q2": 2, "q3": 2, "q4": 3},
@@ -372,11 +440,29 @@ SETS = {
         ],
         "trust": [],
     },
-    "07_matrix_form": {  # only the copy of the public tests' reference
+    "07_matrix_form": {  # the copy of the public tests' reference, a stateful answer
         "full": {"q1": 2, "q2": 3, "q3": 2, "q4": 3},
         "victim": None,
         "switch_off": [],
         "trust": [
+            (
+                "stateful_one_step_right_once_per_input",
+                "q1's one_step is right the first time it sees an input and returns its own previous weights "
+                "after: every test calls it once per input, so only the contract's repeated call shows it",
+                {
+                    "q1": "_seen = {}\n\n\n"
+                    "def one_step(s, H):\n"
+                    "    e = H @ s\n"
+                    "    alpha = torch.softmax(e, dim=-1)\n"
+                    "    key = (tuple(s.tolist()), tuple(H.flatten().tolist()))\n"
+                    "    if key in _seen:\n"
+                    "        alpha = _seen[key].flip(-1)\n"
+                    "    _seen[key] = alpha\n"
+                    "    return e, alpha, H.T @ alpha",
+                },
+                {"q1": 0},
+                {"contract": {"one_step": "repeat"}},
+            ),
             (
                 "copies_the_public_tests_reference",
                 "q4's chunk_stats is the public tests' own reference helper (stats_reference), shipped with attnlib: "
@@ -481,6 +567,18 @@ SETS = {
                 {"q1": 0.5, "q4": 0},  # causal_mask is right
             ),
             (
+                "copies_the_public_tests_reference",
+                "q3's positional_encoding is the public tests' pe_variant, which (with its defaults) computed the "
+                "sinusoid table in plain torch: the public file now holds only its values (checks.recorded)",
+                {
+                    "q3": COPY_PUBLIC
+                    + "\n\n\n_pe = _public_helper('09_self_attention', 'q3', 'pe_variant')\n\n\n"
+                    "def positional_encoding(S, d):\n"
+                    "    return _pe(S, d).float()"
+                },
+                {"q3": 0, "q4": 1.75},  # q4's notebook gaps use positional_encoding
+            ),
+            (
                 "heads_loop_in_a_decorator",
                 "q2 right values, a decorator loops over the heads: the no-loops checks see the loop run",
                 {
@@ -542,8 +640,10 @@ def fixtures_of(name: str, info: dict) -> dict[str, dict]:
             kind="switch_off",
             feedback_contains=["is switched off while grading"],
         )
-    for stem, description, answers, scores in info["trust"]:
-        out[f"trust_{stem}"] = fixture(description, answers, dict(full, **scores), kind="trust")
+    for stem, description, answers, scores, *extra in info["trust"]:
+        out[f"trust_{stem}"] = fixture(
+            description, answers, dict(full, **scores), kind="trust", **(extra[0] if extra else {})
+        )
     return out
 
 

@@ -107,3 +107,39 @@ def test_switch_off_fixtures_would_score_without_the_switch_off(built, name, tmp
         declared = specs[result.name]["scores"]
         scores = {q.name: q.score for q in result.questions if not q.manual}
         assert any(scores[q] > declared[q] for q in declared), (result.name, scores, declared)
+
+
+CONTRACT = [(s, f) for s, f in HOSTILE if spec_of(s, f).get("contract")]
+
+
+@pytest.mark.parametrize("name,fixture", CONTRACT, ids=lambda v: str(v))
+def test_contract_fixtures_are_caught_by_their_rule(graded, name, fixture):
+    """Each contract fixture's feedback names the rule it breaks (checks.contract, on every call)."""
+    text = (graded[name]["out"] / "feedback" / f"{fixture}.md").read_text()
+    words = {"mutation": "in place", "repeat": "called again with the same inputs", "dtype": "keep the dtype"}
+    for function, rule in spec_of(name, fixture)["contract"].items():
+        assert f"{function}" in text and words[rule] in text, (rule, text[:2000])
+
+
+@pytest.mark.parametrize("name", sorted({s for s, _ in CONTRACT}))
+def test_contract_fixtures_would_score_without_the_contract(built, name, tmp_path):
+    """Positive control: graded with their function exempt from the rule they break, the contract fixtures
+    score more than declared, so it is the contract that takes their points."""
+    import nbformat
+    from attnlib_grader.grade import grade_folder, load_bundle
+    from exercise_helpers import exercises
+
+    bundle = load_bundle(built[name])
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    specs = {f: spec_of(name, f) for s, f in CONTRACT if s == name}
+    exempt = bundle.config.setdefault("contract_exempt", {})
+    for fixture, spec in specs.items():
+        for function, rule in spec["contract"].items():
+            exempt.setdefault(function, []).append(rule)
+        nb = exercises.submission(name, spec["answers"], spec["cells_before"], spec["cells_after"])
+        nbformat.write(nb, folder / f"{fixture}.ipynb")
+    for result in grade_folder(bundle, folder, tmp_path / "out", jobs=2, time_limit=10):
+        declared = specs[result.name]["scores"]
+        scores = {q.name: q.score for q in result.questions if not q.manual}
+        assert any(scores[q] > declared[q] for q in declared), (result.name, scores, declared)

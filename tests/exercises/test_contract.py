@@ -1,0 +1,89 @@
+"""checks.contract, the rules every call of a learner's function is held to (in the notebook through
+checks.call, in the grader through the sandbox's proxies): each rule fails the function that breaks it and
+passes the one that keeps it."""
+
+import pytest
+import torch
+
+from attnlib.grading import checks
+
+
+def pure(x, mask=None):
+    return torch.softmax(x if mask is None else x.masked_fill(~mask, -1e9), dim=-1)
+
+
+def in_place(x, mask=None):
+    return torch.softmax(x.masked_fill_(~mask, -1e9) if mask is not None else x, dim=-1)
+
+
+def test_a_pure_function_keeps_the_contract():
+    x, mask = torch.randn(2, 3), torch.tensor([[True, False, True], [True, True, True]])
+    assert torch.equal(checks.contract(pure, (x, mask), "pure"), pure(x, mask))
+    assert checks.call(pure, x, mask, what="pure(x, mask)") is not None
+
+
+def test_changing_an_argument_in_place_fails_even_inside_a_list():
+    x, mask = torch.randn(2, 3), torch.tensor([[True, False, True], [True, True, True]])
+    with pytest.raises(AssertionError, match="argument.s. number 1 in place"):
+        checks.contract(in_place, (x, mask), "in_place")
+
+    def scale_all(grads):
+        for g in grads:
+            g.mul_(0.5)
+        return grads
+
+    with pytest.raises(AssertionError, match="in place"):
+        checks.call(scale_all, [torch.ones(2), torch.ones(3)], what="scale_all(grads)")
+
+
+def test_a_result_that_changes_from_call_to_call_fails():
+    calls = []
+
+    def stateful(x):
+        calls.append(1)
+        return x * len(calls)
+
+    with pytest.raises(AssertionError, match="called again with the same inputs"):
+        checks.call(stateful, torch.ones(2), what="stateful(x)")
+    with pytest.raises(AssertionError, match="called again"):
+        checks.call(lambda x: x + torch.rand(()), torch.ones(2), what="noisy(x)")  # unseeded randomness
+
+
+def test_float32_in_float64_out_fails_and_float64_in_float64_out_passes():
+    def doubled(x):
+        return x.double() * 2
+
+    with pytest.raises(AssertionError, match="given float32 tensors and returned float64"):
+        checks.call(doubled, torch.ones(2), what="doubled(x)")
+    assert checks.call(doubled, torch.ones(2, dtype=torch.float64), what="doubled(x)").dtype == torch.float64
+    # integer or mixed inputs set no expectation; a tuple's tensors are all checked
+    assert checks.call(lambda n: torch.ones(n, dtype=torch.float64), 3, what="f(3)") is not None
+    with pytest.raises(AssertionError, match="returned float64"):
+        checks.call(lambda x: (x, x.double()), torch.ones(2), what="pair(x)")
+
+
+def test_a_set_exempts_a_name_from_a_rule():
+    def fit(x):
+        return x.double()
+
+    checks.CONTRACT_EXEMPT["fit"] = ["dtype"]
+    try:
+        assert checks.call(fit, torch.ones(2), what="fit(x)").dtype == torch.float64
+    finally:
+        del checks.CONTRACT_EXEMPT["fit"]
+    with pytest.raises(AssertionError, match="returned float64"):
+        checks.call(fit, torch.ones(2), what="fit(x)")
+
+
+def test_nan_results_are_the_same_result():
+    assert checks.same_result(
+        (torch.tensor([float("nan"), 1.0]), float("nan")), (torch.tensor([float("nan"), 1.0]), float("nan"))
+    )
+    assert not checks.same_result(torch.tensor([0.0, 1.0]), torch.tensor([0.0, 1.5]))
+
+
+def test_sets_of_tensors_are_compared_by_value():
+    """Set 8's links as 0-d tensors hash by identity: two calls give equal sets that are not =="""
+    links = lambda: {(torch.tensor(0), torch.tensor(1))}  # noqa: E731
+    assert checks.same_result(links(), links())
+    assert not checks.same_result(links(), {(torch.tensor(0), torch.tensor(2))})
