@@ -87,11 +87,26 @@ def _toc_pages() -> list[str]:
     return pages
 
 
+def _javascript_errors(console: str) -> list[str]:
+    return [line for line in console.splitlines() if "CONSOLE" in line and "Uncaught" in line]
+
+
 @pytest.mark.parametrize("page", _toc_pages())
 def test_page_has_no_javascript_errors_offline(site, browser, page):
     _, console = browser(site / f"{page}.html")
-    errors = [line for line in console.splitlines() if "CONSOLE" in line and "Uncaught" in line]
-    assert errors == []
+    assert _javascript_errors(console) == []
+
+
+def test_a_javascript_error_on_a_page_is_caught(site, browser):
+    """Positive control: chapter 3's page with one deliberate error, loaded the same way, fails the check."""
+    page = site / "chapters" / "_positive_control_js_error.html"
+    html = (site / f"{CHAPTER_3}.html").read_text()
+    page.write_text(html.replace("</body>", "<script>null.deliberate();</script></body>", 1))
+    try:
+        _, console = browser(page)
+    finally:
+        page.unlink()
+    assert any("deliberate" in line for line in _javascript_errors(console)), console[-2000:]
 
 
 BOOKKEEPING = re.compile(r"\b(glue|claim|claim_ranked|claim_tied)\(")
