@@ -7,7 +7,7 @@ Each notebook first gets the current standard setup cell, then runs top to botto
 course's numeric environment (tools/numeric_env.py: the stored outputs are made under it; the notebooks seed
 torch themselves). Widget model ids, which Jupyter draws at random, are
 renumbered in order of appearance so that re-executing an unchanged notebook gives an unchanged file.
-Prints the wall time of each notebook.
+Prints the wall time of each notebook, then rewrites the Colab editions that changed (tools/colab_edition.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import colab_edition
 import nbformat
 import numeric_env
 from nbclient import NotebookClient
@@ -74,7 +75,7 @@ def main(argv: list[str]) -> int:
         total += seconds
         print(f"{path.relative_to(ROOT)}: {seconds:.1f} s", flush=True)
     print(f"all {len(paths)} notebooks: {total:.1f} s")
-    return 0
+    return colab_edition.main([])  # the Colab editions follow the stored outputs they are made from
 
 
 if __name__ == "__main__":
