@@ -218,11 +218,12 @@ def render(nb: nbformat.NotebookNode) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    check = "--check" in argv
+def write(paths: list[Path] | None = None, check: bool = False) -> list[Path]:
+    """Write (or with ``check`` only find) the editions of ``paths`` (default: every notebook) that are out of
+    date; return them."""
     labels, site = figure_labels(), site_url()
     stale = []
-    for path in course_notebooks():
+    for path in paths or course_notebooks():
         target, text = edition_path(path), render(edition(path, labels, site))
         if target.exists() and target.read_text() == text:
             continue
@@ -231,6 +232,12 @@ def main(argv: list[str]) -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
             print(f"written: {target.relative_to(ROOT)}")
+    return stale
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    stale = write(check=check)
     if check:
         for target in stale:
             print(f"out of date: {target.relative_to(ROOT)} (run python tools/colab_edition.py)")

@@ -75,7 +75,8 @@ def main(argv: list[str]) -> int:
         total += seconds
         print(f"{path.relative_to(ROOT)}: {seconds:.1f} s", flush=True)
     print(f"all {len(paths)} notebooks: {total:.1f} s")
-    return colab_edition.main([])  # the Colab editions follow the stored outputs they are made from
+    colab_edition.write(paths)  # the Colab editions follow the stored outputs they are made from
+    return 0
 
 
 if __name__ == "__main__":
