@@ -37,6 +37,7 @@ from typing import Any
 
 NOBODY = 65534
 TMP_BYTES = 64 * 2**20  # the sandbox's /tmp
+CPU_PERIOD_US = 100_000  # the cpu cgroup's period; the quota is one period: one CPU per sandbox
 _NAMESPACES = ("mnt", "pid", "net", "ipc", "uts", "cgroup", "user")  # user last: root joins the others first
 # What the zygote imports once, so that no sandbox pays for it.
 PRELOAD = (
@@ -167,6 +168,8 @@ def bwrap_command(fs: Filesystem, info_fd: int) -> list[str]:
         "--unshare-all",
         "--unshare-user",
         "--disable-userns",
+        "--cap-drop",  # the sandbox's own shell (its PID 1) holds no capability either
+        "ALL",
         "--die-with-parent",
         "--new-session",
         "--uid",
@@ -215,8 +218,8 @@ class Cgroups:
             _, controllers, path = line.split(":", 2)
             for controller in controllers.split(",") if controllers else ["unified"]:
                 own[controller] = path.lstrip("/")
-        for controller in ("memory", "pids"):
-            v1 = Path("/sys/fs/cgroup", controller, own.get(controller, "\0"))
+        for controller in ("memory", "pids", "cpu"):
+            v1 = Path("/sys/fs/cgroup", controller, own.get(controller, "\0").lstrip("/"))
             if controller in own and (v1 / "cgroup.procs").is_file():
                 self.parents[controller] = v1
         if not self.parents and "unified" in own:
@@ -224,6 +227,11 @@ class Cgroups:
             with contextlib.suppress(OSError):
                 (v2 / "cgroup.subtree_control").write_text("+memory +pids")
                 self.parents = {"memory": v2, "pids": v2}
+                with contextlib.suppress(OSError):  # the cpu controller is a bonus where it is delegated
+                    (v2 / "cgroup.subtree_control").write_text("+cpu")
+                    self.parents["cpu"] = v2
+        if not {"memory", "pids"} <= set(self.parents):
+            self.parents = {}  # both or nothing: the caps that bound a learner's processes together
 
     @property
     def available(self) -> bool:
@@ -248,6 +256,10 @@ class Cgroups:
                     "memory.max": memory_bytes,  # v2
                     "memory.swap.max": 0,  # v2
                     "pids.max": processes,
+                    # one CPU for all the learner's processes together (a busy child per core starves nobody)
+                    "cpu.cfs_period_us": CPU_PERIOD_US,  # v1
+                    "cpu.cfs_quota_us": CPU_PERIOD_US,  # v1
+                    "cpu.max": f"{CPU_PERIOD_US} {CPU_PERIOD_US}",  # v2
                 }
                 for file, value in files.items():
                     if (folder / file).is_file():

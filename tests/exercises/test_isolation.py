@@ -188,6 +188,45 @@ def test_memory_is_capped_for_all_processes_together(sandboxed):
     assert held < 6
 
 
+def test_cpu_is_capped_for_all_processes_together(sandboxed):
+    """Three busy children for 2 s of wall time use at most about one CPU between them (the sandbox's cpu
+    cgroup), whatever the machine's load: without it they could take every core."""
+    if "cpu" not in sandboxed.cgroups.parents:
+        pytest.skip("the grader may not create cpu cgroups here")
+    cell = (
+        "import os, time\n"
+        "def burn():\n"
+        "    start, children = time.time(), []\n"
+        "    for _ in range(3):\n"
+        "        pid = os.fork()\n"
+        "        if pid == 0:\n"
+        "            while time.time() < start + 2:\n"
+        "                pass\n"
+        "            os._exit(0)\n"
+        "        children.append(pid)\n"
+        "    for pid in children:\n"
+        "        os.waitpid(pid, 0)\n"
+        "    times = os.times()\n"
+        "    return (times.children_user + times.children_system) / (time.time() - start)\n"
+    )
+    sandbox = run(sandboxed, [cell], ["burn"])
+    try:
+        cpus = sandbox.call("burn", (), {}, timeout=20)
+    finally:
+        sandbox.kill()
+    assert 0 < cpus <= 1.2, cpus
+
+
+def test_the_sandbox_shell_holds_no_capability():
+    """bwrap's own PID 1 (a shell that waits) is started with --cap-drop ALL."""
+    fs = isolation.Filesystem()
+    try:
+        command = isolation.bwrap_command(fs, 3)
+    finally:
+        fs.cleanup()
+    assert command[command.index("--cap-drop") + 1] == "ALL"
+
+
 def test_notebooks_are_regular_files_named_ipynb_and_odd_names_are_written_safely(tmp_path):
     folder = tmp_path / "submissions"
     folder.mkdir()
