@@ -34,6 +34,10 @@ MEMORY_LIMIT_MB = 4096  # per sandbox process, unless a set's config says "memor
 MAX_STRING = 10_000
 MAX_DEPTH = 8  # nesting of containers in values that cross between the grader and a sandbox
 MAX_PROCESSES = 4  # tasks (processes and threads) the learner's code may add in its sandbox
+# The contract's repeated call (checks.contract) is made on this many calls of each learner function per
+# question (the first ones): the rule costs a second computation, and a function that keeps state shows it at
+# its first repetition. Mutation and dtype are checked on every call.
+REPEATED_CALLS = 6
 _DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 
 
@@ -770,6 +774,13 @@ class LearnerFunction:
         self.sandbox, self.__name__, self.budget = sandbox, name, budget
         self.__source__ = source  # the learner's code of this function, read from the notebook by the grader
         self.exempt = tuple(exempt)
+        self.repeats_left = REPEATED_CALLS  # the contract's second call, on the first calls only
+
+    def _repeat(self) -> bool:
+        if "repeat" in self.exempt or self.repeats_left <= 0:
+            return False
+        self.repeats_left -= 1
+        return True
 
     def _held(self, args: tuple, value: Any) -> Any:
         from attnlib.grading import checks
@@ -785,16 +796,15 @@ class LearnerFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         value = self.sandbox.call(
-            self.__name__, args, kwargs, timeout=self.budget.remaining(), repeat="repeat" not in self.exempt
+            self.__name__, args, kwargs, timeout=self.budget.remaining(), repeat=self._repeat()
         )
         return self._held(args, value)
 
     def fresh(self, *args: Any) -> Any:
         """The value of a call made by a copy of the learner's process: the same state for every such call,
         so a stateful function cannot tell them apart."""
-        repeat = "repeat" not in self.exempt
         value = self.sandbox.call(
-            self.__name__, args, {}, timeout=self.budget.remaining(), fresh=True, repeat=repeat
+            self.__name__, args, {}, timeout=self.budget.remaining(), fresh=True, repeat=self._repeat()
         )
         return self._held(args, value)
 
