@@ -12,7 +12,12 @@ edition is generated from the stored notebook (the website's source, which stays
 - a ``{glue:figure}`` block becomes the stored image with its caption, numbered as on the website;
 - ``{numref}`` becomes "Fig. N" (a link to the website when the figure is in another notebook), ``{doc}``
   a link to the website's page;
-- an admonition becomes a quoted block with its title in bold.
+- an admonition becomes a quoted block with its title in bold;
+- a Markdown image with a relative path (``![alt](../figures/diagrams/seq2seq.svg)``, which Colab cannot
+  fetch: the notebook is opened alone) becomes an ``<img>`` holding the file as a ``data:`` URI, with its alt
+  text. Colab shows no SVG in Markdown (googlecolab/colabtools#2092), so an SVG is replaced by its PNG twin,
+  the file of the same name ending in ``.png`` (tools/diagrams.py draws both); a missing file stops the
+  generator.
 
 The code cells and their outputs are copied unchanged (less the glue records, which Colab cannot show and
 whose values are now in the prose), so the edition runs exactly like the original. The
@@ -22,8 +27,11 @@ The website's Colab buttons point at these editions (_ext/colab_edition_links.py
 
 from __future__ import annotations
 
+import base64
 import copy
+import html
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -48,6 +56,10 @@ FENCE = re.compile(
     re.M | re.S,
 )
 OPTION = re.compile(r"^:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
+# ![alt](path "title"); the alt text may hold one level of brackets, e.g. [c_t; s_t]
+IMAGE = re.compile(r"!\[(?P<alt>(?:[^\[\]]|\[[^\[\]]*\])*)\]\((?P<src>[^)\s]+)(?:[ \t]+\"[^\"]*\")?\)")
+ABSOLUTE = re.compile(r"^([a-zA-Z][\w+.-]*:|/|#)")  # a scheme (https:, data:, attachment:), a root, an anchor
+MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif"}
 
 
 def site_url() -> str:
@@ -160,6 +172,27 @@ class Edition:
                     return heading[1].strip()
         return page
 
+    def image(self, match: re.Match) -> str:
+        """A relative Markdown image as an ``<img>`` whose source is the file itself (a data: URI)."""
+        alt, src = match["alt"], match["src"]
+        if ABSOLUTE.match(src):
+            return match[0]
+        path = Path(os.path.normpath((ROOT / self.page).parent / src))
+        if path.suffix.lower() == ".svg":  # Colab shows no SVG image: its PNG twin stands in
+            path = path.with_suffix(".png")
+        if not path.is_file():
+            where = Path(os.path.relpath(path, ROOT)).as_posix()
+            raise FileNotFoundError(
+                f"{self.page}: the image {src!r} has no file {where!r} to inline"
+                + (" (the PNG twin of the SVG; tools/diagrams.py draws both)" if src.endswith(".svg") else "")
+            )
+        if path.suffix.lower() not in MIME:
+            raise ValueError(
+                f"{self.page}: no Colab rendering for the image {src!r}: use PNG, JPEG, GIF or SVG"
+            )
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f'<img src="data:{MIME[path.suffix.lower()]};base64,{data}" alt="{html.escape(alt)}"/>'
+
     def directive(self, match, name: str, arg: str, options: dict, body: str) -> str:
         if name == "glue:figure":
             bundle = self.value(arg)
@@ -189,6 +222,7 @@ class Edition:
         source = re.sub(r"^\([\w-]+\)=[ \t]*\n", "", source, flags=re.M)  # MyST target labels
         source = GLUE_TEXT.sub(self.text, source)
         source = NUMREF.sub(self.numref, source)
+        source = IMAGE.sub(self.image, source)
         return DOC.sub(self.doc, source)
 
 

@@ -1,5 +1,6 @@
 """The Colab editions: each notebook's prose readable in Colab, its numbers, figures and links filled in."""
 
+import base64
 import re
 
 import colab_edition
@@ -76,6 +77,51 @@ def test_an_admonition_becomes_a_quoted_block():
     assert _edition("```{admonition} Why\n:class: tip\nBecause.\n\nAnd so.\n```") == (
         "> **Why**\n>\n> Because.\n>\n> And so."
     )
+
+
+@pytest.fixture
+def book(tmp_path, monkeypatch):
+    """An empty book root holding chapters/ and figures/, as the generator's ROOT."""
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "figures").mkdir()
+    monkeypatch.setattr(colab_edition, "ROOT", tmp_path)
+    return tmp_path
+
+
+def test_a_relative_image_becomes_a_data_uri_with_its_alt_text(book):
+    png = b"\x89PNG\r\n\x1a\n a diagram"
+    (book / "figures" / "d.png").write_bytes(png)
+    text = _edition('Before.\n\n![The context [c_t; s_t] & "more"](../figures/d.png)\n\nAfter.')
+    data = base64.b64encode(png).decode()
+    alt = "The context [c_t; s_t] &amp; &quot;more&quot;"
+    assert text == f'Before.\n\n<img src="data:image/png;base64,{data}" alt="{alt}"/>\n\nAfter.'
+
+
+def test_an_svg_image_is_inlined_as_its_png_twin_because_colab_shows_no_svg(book):
+    (book / "figures" / "d.svg").write_text("<svg/>")
+    (book / "figures" / "d.png").write_bytes(b"png twin")
+    text = _edition("![A diagram](../figures/d.svg)")
+    assert (
+        text == f'<img src="data:image/png;base64,{base64.b64encode(b"png twin").decode()}" alt="A diagram"/>'
+    )
+
+
+def test_an_image_with_an_address_is_left_as_it_is(book):
+    for markdown in ("![x](https://example.org/a.png)", "![x](data:image/png;base64,AAAA)"):
+        assert _edition(markdown) == markdown
+
+
+@pytest.mark.parametrize(
+    ("markdown", "message"),
+    [
+        ("![gone](../figures/missing.png)", "no file 'figures/missing.png' to inline"),
+        ("![no twin](../figures/only.svg)", "PNG twin of the SVG"),
+    ],
+)
+def test_a_missing_image_file_stops_the_generator(book, markdown, message):
+    (book / "figures" / "only.svg").write_text("<svg/>")
+    with pytest.raises(FileNotFoundError, match=re.escape(message)):
+        _edition(markdown)
 
 
 @pytest.mark.parametrize(
