@@ -458,6 +458,10 @@ def render(name: str) -> dict[str, bytes]:
     return files
 
 
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+
+
 def write(check: bool = False, names: list[str] | None = None) -> list[Path]:
     """Draw (or with ``check`` only find) the diagram files that are missing or out of date; return them."""
     stale = []
@@ -470,7 +474,7 @@ def write(check: bool = False, names: list[str] | None = None) -> list[Path]:
             if not check:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
-                print(f"written: {target.relative_to(ROOT)} ({len(data) / 1024:.1f} kB)")
+                print(f"written: {_shown(target)} ({len(data) / 1024:.1f} kB)")
     return stale
 
 
@@ -479,7 +483,7 @@ def main(argv: list[str]) -> int:
     stale = write(check=check, names=[a for a in argv if not a.startswith("--")] or None)
     if check:
         for target in stale:
-            print(f"out of date: {target.relative_to(ROOT)} (run python tools/diagrams.py)")
+            print(f"out of date: {_shown(target)} (run python tools/diagrams.py)")
         return 1 if stale else 0
     return 0
 

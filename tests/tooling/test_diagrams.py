@@ -1,0 +1,142 @@
+"""The architecture diagrams (tools/diagrams.py): up to date, valid, small, labelled, in their chapters."""
+
+import base64
+import html
+import xml.etree.ElementTree as ET
+
+import diagrams
+import nbformat
+import pytest
+from colab_edition import edition_path
+from notebooks import ROOT
+
+LIMIT = 100_000  # bytes, per SVG
+# the labels each diagram must show, as mathtext source (matplotlib writes each text as a comment in the SVG)
+KEY_LABELS = {
+    "seq2seq": [
+        r"$c$",
+        r"$c = [\overrightarrow{h}_S; \overleftarrow{h}_1]$",
+        "$c_{1}$",
+        "$c_{T}$",
+        "$h_{1}$",
+        "$h_{S}$",
+        "$s_{1}$",
+        "$s_{T}$",
+        "$x_{1}$",
+        "$y_{T}$",
+        r"$c_t = \sum_s \alpha_{t,s} h_s$",
+    ],
+    "dot-product": [
+        "$s_t$",
+        "$H$",
+        "$e_t = H s_t$",
+        r"$\alpha_t = \mathrm{softmax}(e_t)$",
+        r"$c_t = H^{\top} \alpha_t$",
+        "$[c_t; s_t]$",
+        r"$\tilde{s}_t = \tanh(W_c [c_t; s_t] + b_c)$",
+        r"$\hat{y}_t = \mathrm{softmax}(W_y \tilde{s}_t + b_y)$",
+    ],
+    "bahdanau-luong": [
+        "$s_{t-1}$",
+        "$s_t$",
+        r"$e_{t,s} = v^{\top} \tanh(W s_{t-1} + U h_s)$",
+        r"$c_t = \sum_s \alpha_{t,s} h_s$",
+        "GRU: $c_t$ enters the gates $z_t, r_t, n_t$",
+        r"$\tilde{s}_t = \tanh(W_c [c_t; s_t])$",
+        r"$\mathrm{softmax}(W_y \tilde{s}_t)$",
+    ],
+    "transformer": [
+        "causal self-attention (multi-head)",
+        "cross-attention (multi-head)",
+        "feed-forward",
+        r"Add & LayerNorm: $\mathrm{LN}(y + \cdot)$",
+        r"memory $M = [m_1, \dots, m_S]$",
+        "keys, values: $M$",
+        "queries from the decoder",
+    ],
+}
+# chapter -> the diagrams it shows
+CHAPTERS = {
+    "02_bottleneck": ["seq2seq"],
+    "03_dot_product_attention": ["dot-product"],
+    "04_bahdanau_attention": ["bahdanau-luong"],
+    "05_luong_attention": ["bahdanau-luong"],
+    "09_self_attention": ["transformer"],
+}
+
+
+def _svg(name: str) -> bytes:
+    return (diagrams.OUT / f"{name}.svg").read_bytes()
+
+
+def _texts(svg: bytes) -> list[str]:
+    """The texts of the drawing (the comments matplotlib writes before each text's glyphs)."""
+    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
+    root = ET.fromstring(svg, parser=parser)
+    return [html.unescape(element.text.strip()) for element in root.iter() if element.tag is ET.Comment]
+
+
+def test_the_diagram_files_are_up_to_date(capsys):
+    assert diagrams.main(["--check"]) == 0, capsys.readouterr().out
+
+
+def test_every_diagram_is_listed_here():
+    assert set(KEY_LABELS) == set(diagrams.DIAGRAMS)
+    assert {name for names in CHAPTERS.values() for name in names} == set(diagrams.DIAGRAMS)
+
+
+@pytest.mark.parametrize("name", diagrams.DIAGRAMS)
+def test_a_diagram_is_an_svg_under_the_size_limit(name):
+    svg = _svg(name)
+    assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
+    assert len(svg) < LIMIT, f"{name}.svg has {len(svg)} bytes"
+
+
+@pytest.mark.parametrize("name", diagrams.DIAGRAMS)
+def test_a_diagram_carries_no_date(name):
+    assert b"<dc:date>" not in _svg(name)
+
+
+@pytest.mark.parametrize("name", diagrams.DIAGRAMS)
+def test_a_diagram_shows_its_key_labels(name):
+    texts = _texts(_svg(name))
+    missing = [label for label in KEY_LABELS[name] if not any(label in text for text in texts)]
+    assert not missing, f"{name}.svg lacks {missing}; it has {texts}"
+
+
+@pytest.mark.parametrize("name", diagrams.DIAGRAMS)
+def test_a_diagram_draws_the_attention_in_its_colour(name):
+    assert f"stroke: {diagrams.ROLES['attention'][1]}".encode() in _svg(name)
+
+
+@pytest.mark.parametrize("name", diagrams.DIAGRAMS)
+def test_a_diagram_has_a_png_twin_for_colab(name):
+    assert (diagrams.OUT / f"{name}.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_check_finds_a_changed_diagram(tmp_path, monkeypatch):
+    monkeypatch.setattr(diagrams, "OUT", tmp_path)
+    assert diagrams.write(names=["dot-product"]) == [
+        tmp_path / "dot-product.svg",
+        tmp_path / "dot-product.png",
+    ]
+    assert diagrams.write(check=True, names=["dot-product"]) == []
+    (tmp_path / "dot-product.svg").write_bytes(b"<svg/>")
+    assert diagrams.write(check=True, names=["dot-product"]) == [tmp_path / "dot-product.svg"]
+    assert (tmp_path / "dot-product.svg").read_bytes() == b"<svg/>"  # --check writes nothing
+
+
+@pytest.mark.parametrize(("chapter", "names"), CHAPTERS.items())
+def test_a_chapter_shows_its_diagram_on_the_website(chapter, names):
+    nb = nbformat.read(ROOT / "chapters" / f"{chapter}.ipynb", as_version=4)
+    markdown = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
+    for name in names:
+        assert f"](../figures/diagrams/{name}.svg)" in markdown, f"{chapter} shows no {name} diagram"
+
+
+@pytest.mark.parametrize(("chapter", "names"), CHAPTERS.items())
+def test_a_chapter_shows_its_diagram_in_colab(chapter, names):
+    edition = edition_path(ROOT / "chapters" / f"{chapter}.ipynb").read_text()
+    for name in names:
+        png = base64.b64encode((diagrams.OUT / f"{name}.png").read_bytes()).decode()
+        assert f"data:image/png;base64,{png}" in edition, f"the Colab edition of {chapter} lacks {name}"
