@@ -438,7 +438,10 @@ DIAGRAMS: dict[str, Callable[[], plt.Figure]] = {
 def compact(svg: bytes) -> bytes:
     """The SVG without indentation, its coordinates rounded to 1/100 (of a point, or of a glyph unit)."""
     text = re.sub(r"\n +", "\n", svg.decode())
-    text = re.sub(r"(?<![\w.])(-?\d+\.\d{3,})", lambda m: f"{float(m[1]):.2f}", text)
+    # scales (below 1) keep 4 decimals: a glyph's size must not drift against its position
+    text = re.sub(
+        r"(?<![\w.])(-?\d+\.\d{3,})", lambda m: f"{float(m[1]):.{2 if abs(float(m[1])) >= 1 else 4}f}", text
+    )
     return text.encode()
 
 
