@@ -22,6 +22,7 @@ SLOW_FILES = {
     "tests/exercises/test_grading.py",  # grades every set's solutions and fixtures in sandboxes
     "tests/exercises/test_colab.py",  # runs every learner notebook with the solutions pasted in
     "tests/exercises/test_hostile.py",  # grades hostile submissions, one of which waits out its time budget
+    "tests/exercises/test_public_audit.py",  # runs every solution notebook to audit the public tests
     "tests/colab/test_chapters.py",  # every chapter's Colab edition, in a Colab-like environment
     "tests/colab/test_exercises.py",  # every exercise set's Colab edition, in a Colab-like environment
 }
