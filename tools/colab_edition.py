@@ -36,6 +36,7 @@ import re
 import sys
 from pathlib import Path
 
+import generated
 import nbformat
 import yaml
 from myst_nb.core.variables import format_plain_text
@@ -258,14 +259,11 @@ def write(paths: list[Path] | None = None, check: bool = False) -> list[Path]:
     labels, site = figure_labels(), site_url()
     stale = []
     for path in paths or course_notebooks():
-        target, text = edition_path(path), render(edition(path, labels, site))
-        if target.exists() and target.read_text() == text:
-            continue
-        stale.append(target)
-        if not check:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-            print(f"written: {target.relative_to(ROOT)}")
+        target = edition_path(path)
+        if generated.update(target, render(edition(path, labels, site)).encode(), check):
+            stale.append(target)
+            if not check:
+                print(f"written: {target.relative_to(ROOT)}")
     return stale
 
 
@@ -273,9 +271,7 @@ def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = write(check=check)
     if check:
-        for target in stale:
-            print(f"out of date: {target.relative_to(ROOT)} (run python tools/colab_edition.py)")
-        return 1 if stale else 0
+        return generated.report([str(t.relative_to(ROOT)) for t in stale], "python tools/colab_edition.py")
     return 0
 
 

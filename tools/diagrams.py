@@ -20,6 +20,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
+import generated
 import matplotlib
 
 matplotlib.use("Agg")
@@ -471,13 +472,10 @@ def write(check: bool = False, names: list[str] | None = None) -> list[Path]:
     for name in names or DIAGRAMS:
         for suffix, data in render(name).items():
             target = OUT / f"{name}{suffix}"
-            if target.exists() and target.read_bytes() == data:
-                continue
-            stale.append(target)
-            if not check:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-                print(f"written: {_shown(target)} ({len(data) / 1024:.1f} kB)")
+            if generated.update(target, data, check):
+                stale.append(target)
+                if not check:
+                    print(f"written: {_shown(target)} ({len(data) / 1024:.1f} kB)")
     return stale
 
 
@@ -485,9 +483,7 @@ def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = write(check=check, names=[a for a in argv if not a.startswith("--")] or None)
     if check:
-        for target in stale:
-            print(f"out of date: {_shown(target)} (run python tools/diagrams.py)")
-        return 1 if stale else 0
+        return generated.report([_shown(t) for t in stale], "python tools/diagrams.py")
     return 0
 
 
