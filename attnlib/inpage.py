@@ -1,0 +1,127 @@
+"""A trained seq2seq model that runs in the reader's browser, on the static website and in Colab alike.
+
+    demo(model, src_vocab, tgt_vocab, "3 mar 19")   # a text box, the greedy output and its alignment map
+
+The cell's output holds the model's weights (float32, base64) and a small engine, ``inpage.js``, that computes
+the same equations as ``attnlib.seq2seq`` for one sentence with greedy decoding, in float64:
+
+    H, s_0 = Encoder(x)                        bidirectional GRU, s_0 = tanh(W_init ←h_1) or [→h_S; ←h_1]
+    Bahdanau: α_t from s_{t-1}, s_t = ContextGRUCell(emb(y_{t-1}), c_t, s_{t-1})    (chapter 4)
+    Luong:    s_t = GRU([emb(y_{t-1}); s~_{t-1}]), α_t from s_t, s~_t = tanh(W_c [c_t; s_t])   (chapters 5, 8)
+    y_t = argmax p(y_t | y_<t, x) until <eos> or 2 S + 10 steps     (``attnlib.seq2seq.decoding.greedy``)
+
+Why not ONNX and onnxruntime-web: its WebAssembly runtime alone weighs several MB per page, more than these
+models (tens of thousands of weights) and the whole engine (a few KB) together. The engine is the
+equations a second time, so tests hold it to the Python model: the same output tokens and attention weights
+within 1e-4 (tests/inpage, in node; tests/site, in the built page).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from importlib import resources
+
+import torch
+
+SUPPORTED_LUONG_SCORES = ("dot", "general")
+
+
+def spec(model, src_vocab, tgt_vocab, tokens: str = "chars") -> dict:
+    """Everything the engine needs: the architecture's switches, both vocabularies and every weight.
+
+    ``tokens``: how the page splits what the reader types, ``"chars"`` (the dates task) or ``"words"``.
+    """
+    cfg = getattr(model, "config", None)
+    if cfg is None:
+        raise TypeError("model must be an attnlib Seq2Seq built by attnlib.seq2seq.build_model")
+    if tokens not in ("chars", "words"):
+        raise ValueError(f"tokens must be 'chars' or 'words', got {tokens!r}")
+    if cfg.cell != "gru" or not cfg.bidirectional:
+        raise ValueError(
+            f"the page runs a bidirectional GRU encoder; this model has cell={cfg.cell!r}, "
+            f"bidirectional={cfg.bidirectional}"
+        )
+    if cfg.kind == "luong" and (cfg.local is not None or cfg.score not in SUPPORTED_LUONG_SCORES):
+        raise ValueError(
+            f"the page runs global Luong attention with a {' or '.join(SUPPORTED_LUONG_SCORES)} "
+            f"score; this model has score={cfg.score!r}, local={cfg.local!r}"
+        )
+    if cfg.kind not in ("bahdanau", "luong"):
+        raise ValueError(f"the page runs 'bahdanau' and 'luong' models, not {cfg.kind!r}")
+    params = {
+        name: {
+            "shape": list(p.shape),
+            "data": base64.b64encode(p.detach().float().cpu().numpy().tobytes()).decode(),
+        }
+        for name, p in model.state_dict().items()
+        if p.is_floating_point()
+    }
+    return {
+        "kind": cfg.kind,
+        "score": cfg.score,
+        "input_feed": cfg.input_feed,
+        "bridge": cfg.bridge,
+        "tokens": tokens,
+        "src_itos": list(src_vocab.itos),
+        "tgt_itos": list(tgt_vocab.itos),
+        "params": params,
+    }
+
+
+def engine() -> str:
+    """The JavaScript engine, as shipped with the package."""
+    return resources.files("attnlib").joinpath("inpage.js").read_text(encoding="utf-8")
+
+
+class Demo:
+    """The cell output: rich HTML in Jupyter, Colab and the book; a one-line summary as plain text."""
+
+    def __init__(self, page: str, summary: str):
+        self.page, self.summary = page, summary
+
+    def _repr_html_(self) -> str:
+        return self.page
+
+    def __repr__(self) -> str:
+        return self.summary
+
+
+def demo(
+    model, src_vocab, tgt_vocab, text: str, tokens: str = "chars", prompt: str = "Type a source"
+) -> Demo:
+    """Show ``model`` as a text box whose every change re-runs it in the browser: output and alignment map.
+
+    ``text``: what the box holds at first. The page needs no kernel and no network.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    data = json.dumps(spec(model, src_vocab, tgt_vocab, tokens), separators=(",", ":"))
+    box = "inpage-" + hashlib.sha256(data.encode()).hexdigest()[:12]  # stable: re-running gives the same page
+    safe_json = data.replace("</", "<\\/")  # JSON allows \\/; the page's parser must not see </script>
+    n_weights = sum(p.numel() for p in model.state_dict().values() if p.is_floating_point())
+    page = f"""<div id="{box}" class="attnlib-inpage">
+<label>{html.escape(prompt)}: <input type="text" value="{html.escape(text, quote=True)}" size="32"></label>
+<p>greedy output: <code class="inpage-output"></code></p>
+<div class="inpage-map"></div>
+<p style="font-size:80%">Runs in your browser ({n_weights:,} weights, no server); rows: output steps,
+columns: source tokens, shade: attention weight α<sub>t,s</sub> (hover for the value).</p>
+<script type="application/json" class="inpage-spec">{safe_json}</script>
+<script>{engine()}
+window.attnlibInpage.mount("{box}");</script>
+</div>"""
+    return Demo(
+        page, f"<in-page {model.config.kind} model, {n_weights:,} weights: run the page to type a source>"
+    )
+
+
+@torch.no_grad()
+def python_reference(model, src_vocab, text_tokens: list[str]) -> tuple[list[int], torch.Tensor]:
+    """The Python side of the agreement: greedy decoding of one sentence, (output ids, weights (steps, S))."""
+    from attnlib.seq2seq.decoding import greedy
+
+    ids = torch.tensor([[src_vocab.id(t) for t in text_tokens]])
+    decoded = greedy(model, ids, torch.tensor([len(text_tokens)]))
+    return decoded.tokens[0], decoded.weights[0]

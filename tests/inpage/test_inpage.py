@@ -1,0 +1,129 @@
+"""The in-page model (attnlib.inpage): the browser's engine computes what the Python model computes.
+
+The engine runs here in node, as the page runs it; tests/site checks the built page in Chromium.
+"""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+import torch
+
+from attnlib import inpage
+from attnlib.data import dates_task
+from attnlib.seq2seq import build_model
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(
+    NODE is None, reason="node is not installed (tools/setup.sh installs it with npm)"
+)
+
+TASK = dates_task(n_train=300, n_valid=10, n_test=10, seed=0)
+INPUTS = [
+    "3 mar 19",
+    "the 3rd of march 2019",
+    "monday 12 june 1995",
+    "31/12/99",
+    "x",
+    "zzz 99 qq",
+    "1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1",
+    "Tuesday, 4 July 2023",
+    "07.08.1970",
+    "  spaced  ",
+]
+
+CONFIGS = {
+    "bahdanau": {"kind": "bahdanau"},
+    "bahdanau-final-bridge": {"kind": "bahdanau", "bridge": "final", "dec_hidden": 48, "hidden": 24},
+    "luong-general-feeding": {"kind": "luong", "score": "general", "input_feed": True},
+    "luong-dot": {"kind": "luong", "score": "dot"},
+}
+
+
+def _model(name: str):
+    torch.manual_seed(0)
+    options = dict(CONFIGS[name])
+    kind = options.pop("kind")
+    options = {"emb": 16, "hidden": 24, "attn": 20, **options}
+    return build_model(kind, TASK.src_vocab, TASK.tgt_vocab, **options).eval()
+
+
+def _run_engine(tmp_path, spec: dict, inputs: list[str]) -> list[dict]:
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "inputs.json").write_text(json.dumps(inputs))
+    script = f"""
+globalThis.window = globalThis;
+const fs = require("fs");
+require({json.dumps(str(tmp_path / "engine.js"))});
+const m = window.attnlibInpage.load(JSON.parse(fs.readFileSync("spec.json", "utf8")));
+const inputs = JSON.parse(fs.readFileSync("inputs.json", "utf8"));
+console.log(JSON.stringify(inputs.map((t) => window.attnlibInpage.translate(m, t))));
+"""
+    (tmp_path / "engine.js").write_text(inpage.engine())
+    done = subprocess.run([NODE, "-e", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_engine_decodes_as_the_python_model(name, tmp_path):
+    model = _model(name)
+    results = _run_engine(tmp_path, inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab), INPUTS)
+    for text, page in zip(INPUTS, results, strict=True):
+        ids, weights = inpage.python_reference(model, TASK.src_vocab, list(text))
+        assert page["outputIds"] == ids, text
+        page_weights = torch.tensor(page["weights"], dtype=torch.float64)
+        assert page_weights.shape == weights.shape, text
+        assert torch.allclose(page_weights, weights.double(), atol=1e-4, rtol=0), text
+
+
+def test_words_are_split_on_spaces_and_unknown_tokens_read_as_unk(tmp_path):
+    model = _model("luong-dot")
+    spec = inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab, tokens="words")
+    [page] = _run_engine(tmp_path, spec, ["3  mar qq"])
+    ids, _ = inpage.python_reference(model, TASK.src_vocab, ["3", "mar", "qq"])
+    assert page["source"] == ["3", "<unk>", "<unk>"]  # the char vocabulary knows "3" only
+    assert page["outputIds"] == ids
+
+
+def test_an_empty_source_gives_an_empty_output(tmp_path):
+    [page] = _run_engine(
+        tmp_path, inpage.spec(_model("bahdanau"), TASK.src_vocab, TASK.tgt_vocab), ["   "[:0]]
+    )
+    assert page == {"source": [], "output": [], "outputIds": [], "weights": []}
+
+
+def test_the_demo_holds_the_weights_the_engine_and_a_stable_id():
+    model = _model("bahdanau")
+    first = inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, "3 mar 19")._repr_html_()
+    again = inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, "3 mar 19")._repr_html_()
+    assert first == again  # re-executing a notebook leaves its stored output unchanged
+    assert "window.attnlibInpage.mount(" in first and 'class="inpage-spec"' in first
+    assert "</script" not in first.split('class="inpage-spec">')[1].split("</script>")[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"kind": "luong", "score": "concat"}, "score='concat'"),
+        ({"kind": "luong", "score": "general", "local": "m"}, "local='m'"),
+        ({"kind": "bahdanau", "cell": "lstm"}, "cell='lstm'"),
+        ({"kind": "plain"}, "not 'plain'"),
+    ],
+)
+def test_models_the_engine_cannot_run_are_refused_by_name(options, message):
+    options = dict(options)
+    model = build_model(options.pop("kind"), TASK.src_vocab, TASK.tgt_vocab, emb=8, hidden=8, **options)
+    with pytest.raises(ValueError, match=message):
+        inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab)
+
+
+def test_bad_arguments_are_named():
+    model = _model("bahdanau")
+    with pytest.raises(ValueError, match="tokens must be"):
+        inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab, tokens="bytes")
+    with pytest.raises(TypeError, match="text must be a string"):
+        inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, 42)
+    with pytest.raises(TypeError, match="model must be"):
+        inpage.spec(torch.nn.Linear(2, 2), TASK.src_vocab, TASK.tgt_vocab)
