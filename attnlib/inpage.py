@@ -19,6 +19,7 @@ within 1e-4 (tests/inpage, in node; tests/site, in the built page).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import html
 import json
@@ -60,6 +61,7 @@ def spec(model, src_vocab, tgt_vocab, tokens: str = "chars") -> dict:
         if p.is_floating_point()
     }
     return {
+        "config": dataclasses.asdict(cfg),  # for model_from_spec: the page's model, rebuilt in Python
         "kind": cfg.kind,
         "score": cfg.score,
         "input_feed": cfg.input_feed,
@@ -125,3 +127,27 @@ def python_reference(model, src_vocab, text_tokens: list[str]) -> tuple[list[int
     ids = torch.tensor([[src_vocab.id(t) for t in text_tokens]])
     decoded = greedy(model, ids, torch.tensor([len(text_tokens)]))
     return decoded.tokens[0], decoded.weights[0]
+
+
+def model_from_spec(spec: dict):
+    """The model a page runs, rebuilt in Python from its spec: ``(model, src_vocab, tgt_vocab)``.
+
+    The tests read a built page's weights back this way and compare its outputs with Python's.
+    """
+    from attnlib.data.vocab import SPECIALS, Vocab
+    from attnlib.seq2seq import build_model
+    from attnlib.seq2seq.config import LUONG_ONLY
+
+    src_vocab, tgt_vocab = (Vocab(spec[key][len(SPECIALS) :]) for key in ("src_itos", "tgt_itos"))
+    options = {k: v for k, v in spec["config"].items() if k not in ("kind", "src_vocab", "tgt_vocab")}
+    if spec["kind"] != "luong":
+        options = {k: v for k, v in options.items() if k not in LUONG_ONLY}
+    model = build_model(spec["kind"], src_vocab, tgt_vocab, device="cpu", **options)
+    state = {
+        name: torch.frombuffer(bytearray(base64.b64decode(p["data"])), dtype=torch.float32).reshape(
+            p["shape"]
+        )
+        for name, p in spec["params"].items()
+    }
+    model.load_state_dict(state)  # every tensor of these models is a float weight, so all of them travel
+    return model.eval(), src_vocab, tgt_vocab

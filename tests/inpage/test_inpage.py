@@ -127,3 +127,13 @@ def test_bad_arguments_are_named():
         inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, 42)
     with pytest.raises(TypeError, match="model must be"):
         inpage.spec(torch.nn.Linear(2, 2), TASK.src_vocab, TASK.tgt_vocab)
+
+
+def test_a_pages_model_rebuilds_in_python_with_the_same_outputs():
+    model = _model("luong-general-feeding")
+    rebuilt, src_vocab, tgt_vocab = inpage.model_from_spec(inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab))
+    assert src_vocab == TASK.src_vocab and tgt_vocab == TASK.tgt_vocab
+    for text in INPUTS:
+        ids, weights = inpage.python_reference(model, TASK.src_vocab, list(text))
+        ids_again, weights_again = inpage.python_reference(rebuilt, src_vocab, list(text))
+        assert ids_again == ids and torch.equal(weights_again, weights)
