@@ -1,0 +1,94 @@
+"""The trained models in the pages (attnlib.inpage): typed into the built page in headless Chromium with no
+network, each gives the Python model's greedy output and its attention weights within 1e-4."""
+
+import json
+import random
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+import torch
+
+from attnlib import inpage
+from attnlib.data.dates import TWO_DIGIT_YEAR_FORMATS, date_formats, make_dates
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES_WITH_MODELS = sorted(
+    f"chapters/{path.stem}"
+    for path in (ROOT / "chapters").glob("*.ipynb")
+    if "inpage.demo(" in path.read_text()
+)
+SPEC = re.compile(
+    r'<div id="(inpage-[0-9a-f]+)" class="attnlib-inpage">.*?class="inpage-spec">(.*?)</script>', re.S
+)
+
+
+def _inputs(spec: dict) -> list[str]:
+    """20 inputs. Dates: years the training data never has (it draws 1950-2049) and odd strings. Words:
+    random sequences of the source vocabulary's words."""
+    if spec["tokens"] == "chars":
+        four_digit = [fmt for fmt in date_formats() if fmt not in TWO_DIGIT_YEAR_FORMATS]
+        novel = [source for source, _ in make_dates(14, seed=2026, formats=four_digit, years=(2050, 2099))]
+        return novel + ["3 mar 19", "31 feb 2001", "hello", "1/1/01", "DECEMBER 5 1999", "x"]
+    words = [t for t in spec["src_itos"] if not t.startswith("<")]
+    rng = random.Random(0)
+    return [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(20)]
+
+
+def _type_into_page(site: Path, browser, page: str) -> tuple[dict, list[dict]]:
+    html = (site / f"{page}.html").read_text()
+    boxes = {box: json.loads(spec.replace("<\\/", "</")) for box, spec in SPEC.findall(html)}
+    assert boxes, f"{page} has no in-page model"
+    inputs = {box: _inputs(spec) for box, spec in boxes.items()}
+    script = f"""<script>
+window.addEventListener("load", () => {{
+  const inputs = {json.dumps(inputs)}, results = [];
+  for (const [id, texts] of Object.entries(inputs)) {{
+    const box = document.getElementById(id), field = box.querySelector("input");
+    for (const text of texts) {{
+      field.value = text;
+      field.dispatchEvent(new Event("input"));  // as a reader typing: the page re-runs the model
+      results.push({{id, text, result: JSON.parse(box.dataset.result),
+                     shown: box.querySelector(".inpage-output").textContent,
+                     cells: box.querySelectorAll(".inpage-map td[title]").length}});
+    }}
+  }}
+  const pre = document.createElement("pre");
+  pre.id = "inpage-results";
+  pre.textContent = JSON.stringify(results);
+  document.body.appendChild(pre);
+}});
+</script></body>"""
+    copy = site / f"{page}_inpage_test.html"  # beside the page, so that its relative assets load
+    copy.write_text(html.replace("</body>", script, 1))
+    try:
+        dom, console = browser(copy)
+    finally:
+        copy.unlink()
+    found = re.search(r'<pre id="inpage-results">(.*?)</pre>', dom, re.S)
+    assert found, console[-2000:]
+    return boxes, json.loads(unescape(found.group(1)))
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_MODELS)
+def test_the_page_model_gives_the_python_models_output_and_weights(site, browser, page):
+    boxes, results = _type_into_page(site, browser, page)
+    models = {box: inpage.model_from_spec(spec) for box, spec in boxes.items()}
+    assert len(results) >= 20
+    for row in results:
+        model, src_vocab, tgt_vocab = models[row["id"]]
+        tokens = _tokens(boxes[row["id"]], row["text"])
+        ids, weights = inpage.python_reference(model, src_vocab, tokens)
+        assert row["result"]["outputIds"] == ids, row["text"]
+        assert row["shown"] == ("" if boxes[row["id"]]["tokens"] == "chars" else " ").join(
+            tgt_vocab.decode(ids)
+        )
+        page_weights = torch.tensor(row["result"]["weights"], dtype=torch.float64)
+        assert page_weights.shape == weights.shape, row["text"]
+        assert torch.allclose(page_weights, weights.double(), atol=1e-4, rtol=0), row["text"]
+        assert row["cells"] == weights.numel()  # the map the reader sees has one shaded cell per weight
+
+
+def _tokens(spec: dict, text: str) -> list[str]:
+    return list(text) if spec["tokens"] == "chars" else text.split()
