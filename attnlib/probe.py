@@ -118,13 +118,33 @@ def accuracy_by_length(
     return result
 
 
+def accuracy_by_step(
+    model, pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, batch_size: int = 500
+) -> tuple[torch.Tensor, list[list[int]]]:
+    """Fraction of ``pairs`` whose greedy output is right at each target step ``(T,)``, and the outputs
+    (token ids, in the order of ``pairs``).
+
+    ``pairs`` must all have the same target length T; an output shorter than T counts as wrong where it
+    has no token.
+    """
+    if len({len(p.tgt) for p in pairs}) != 1:
+        raise ValueError("accuracy_by_step needs pairs of one target length")
+    T = len(pairs[0].tgt)
+    batches = make_batches(pairs, src_vocab, tgt_vocab, batch_size)
+    hyps = decode_batches(model, batches).tokens
+    refs = torch.tensor([tgt_vocab.encode(p.tgt) for b in batches for p in b.examples])  # (N, T)
+    padded = torch.tensor([(h + [-1] * T)[:T] for h in hyps])  # (N, T), -1 where the output is short
+    return (padded == refs).double().mean(dim=0), hyps
+
+
 def source_gradient_norms(model, batch) -> torch.Tensor:
     """Mean over the batch of ‖∂ log p(y_t | y_<t, x) / ∂ E x_s‖, the gradient reaching source embedding s
     from target step t: ``(T, S)``. Teacher forcing on ``batch`` (sentences of one source and one target
     length, so that no step or position is padding); one backward pass per target step.
 
     How strongly can the loss at step t teach the encoder about position s? Without attention the signal
-    travels through the decoder's recurrence, c and the encoder's; with it, also directly through c_t.
+    reaches c directly from every step (c is an input of each decoder step and of the output layer) and from
+    c crosses the encoder's recurrence to position s; with attention it also reaches every h_s through c_t.
     """
     if len(set(batch.src_lengths.tolist())) != 1 or not bool(batch.tgt_mask.all()):
         raise ValueError("source_gradient_norms needs sentences of one source length and one target length")
