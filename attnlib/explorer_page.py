@@ -1,0 +1,95 @@
+"""The static half of ``attnlib.explorer``: an explorer's frames and the script that swaps them, as HTML.
+
+The output works on a page with no kernel and no network (the course's website, an exported notebook): the
+controls are drawn by the script, a move shows the precomputed frame of the nearest grid point, and the note
+under the figure says when a value snapped to it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html as html_text
+import json
+
+NOTE = "{count} precomputed figures; run the notebook to recompute any value."
+
+SCRIPT = """function attnlibExplorer(root) {
+  var data = JSON.parse(root.querySelector(".attnlib-explorer-data").textContent);
+  var img = root.querySelector(".attnlib-explorer-frame");
+  var note = root.querySelector(".attnlib-explorer-note"), base = note.textContent;
+  var inputs = [], readouts = [];
+  function fmt(c, v) {
+    if (typeof v !== "number") return v;
+    return c.kind === "range" ? v.toFixed(c.digits) : String(+v.toFixed(c.digits));
+  }
+  function nearest(frames, v) {
+    var best = 0;
+    for (var i = 1; i < frames.length; i++) {
+      if (Math.abs(frames[i] - v) < Math.abs(frames[best] - v)) best = i;
+    }
+    return best;
+  }
+  function show() {
+    var index = 0, snapped = [];
+    data.controls.forEach(function (c, k) {
+      var range = c.kind === "range", raw = +inputs[k].value;
+      var i = range ? nearest(c.frames, raw) : raw, v = range ? raw : c.frames[i];
+      if (range && Math.abs(c.frames[i] - v) > c.step * 1e-6) {
+        snapped.push(c.label + " = " + fmt(c, v) + " is shown at " + fmt(c, c.frames[i]));
+      }
+      if (c.kind !== "choice") readouts[k].textContent = fmt(c, v);
+      index = index * c.frames.length + i;
+    });
+    img.src = "data:image/png;base64," + data.frames[index];
+    root.setAttribute("data-frame", index);
+    note.textContent = snapped.length
+      ? "Snapped to the nearest precomputed value: " + snapped.join("; ") + "."
+      : base;
+  }
+  data.controls.forEach(function (c) {
+    var label = document.createElement("label"), readout = document.createElement("span"), input;
+    label.style.marginRight = "1.5em";
+    label.appendChild(document.createTextNode(c.label + " "));
+    if (c.kind === "choice") {
+      input = document.createElement("select");
+      c.frames.forEach(function (o, i) { input.add(new Option(o, i)); });
+    } else {
+      input = document.createElement("input");
+      input.type = "range";
+      input.min = c.kind === "range" ? c.low : 0;
+      input.max = c.kind === "range" ? c.high : c.frames.length - 1;
+      input.step = c.kind === "range" ? c.step : 1;
+    }
+    input.value = c.kind === "range" ? c.value : c.frames.indexOf(c.value);
+    input.name = c.name;
+    input.addEventListener("input", show);
+    input.addEventListener("change", show);
+    readout.style.marginLeft = "0.5em";
+    label.appendChild(input);
+    label.appendChild(readout);
+    root.querySelector(".attnlib-explorer-controls").appendChild(label);
+    inputs.push(input);
+    readouts.push(readout);
+  });
+  show();
+}"""
+
+
+def html(controls: list[dict], frames: list[bytes], first: int) -> str:
+    """The explorer's HTML: ``frames`` (PNG bytes) in the order of the controls' grid, ``first`` shown."""
+    encoded = [base64.b64encode(frame).decode() for frame in frames]
+    payload = json.dumps({"controls": controls, "frames": encoded}, ensure_ascii=False, separators=(",", ":"))
+    payload = payload.replace("</", "<\\/")  # the JSON sits in a <script> element
+    key = hashlib.sha256(payload.encode()).hexdigest()[:12]
+    note = html_text.escape(NOTE.format(count=len(frames)))
+    return (
+        f'<div class="attnlib-explorer" id="attnlib-explorer-{key}">'
+        '<div class="attnlib-explorer-controls"></div>'
+        f'<img class="attnlib-explorer-frame" alt="the figure for the values of the controls" '
+        f'style="max-width:100%" src="data:image/png;base64,{encoded[first]}">'
+        f'<p class="attnlib-explorer-note" style="font-size:0.85em;color:#555">{note}</p>'
+        f'<script type="application/json" class="attnlib-explorer-data">{payload}</script>'
+        f"<script>{SCRIPT}\nattnlibExplorer(document.getElementById('attnlib-explorer-{key}'));</script>"
+        "</div>"
+    )

@@ -1,0 +1,166 @@
+"""attnlib.explorer: one drawing, a widget in a live kernel and precomputed frames for the static page."""
+
+import json
+import re
+import subprocess
+import sys
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from attnlib.explorer import Choice, Explorer, Range, nearest  # noqa: E402
+
+
+def draw(a: float, kind: str):
+    fig, ax = plt.subplots(figsize=(3, 2))
+    xs = [i / 10 for i in range(60)]
+    ax.plot(xs, [a * x if kind == "line" else a * x * x for x in xs])
+    ax.set_title(f"a = {a}, {kind}")
+    return fig
+
+
+def toy(**options) -> Explorer:
+    return Explorer(
+        draw, a=Range(0.5, 1.5, 0.05, value=1.0, frame_step=0.25), kind=["line", "square"], **options
+    )
+
+
+def test_nearest_snaps_to_the_closest_frame_and_the_first_of_a_tie():
+    assert nearest([0.5, 0.75, 1.0], 0.8) == 0.75
+    assert nearest([0.5, 0.75, 1.0], 0.625) == 0.5
+    assert nearest([0.5, 0.75, 1.0], 7) == 1.0
+    assert nearest(["line", "square"], "square") == "square"
+
+
+def test_nearest_does_not_snap_a_word():
+    with pytest.raises(ValueError, match="'cube' is not one of"):
+        nearest(["line", "square"], "cube")
+
+
+def test_a_range_has_frames_every_frame_step_on_exact_decimals():
+    (a, kind) = toy().controls
+    assert a.frames == (0.5, 0.75, 1.0, 1.25, 1.5)
+    assert Explorer(draw, a=Range(0.5, 1.5, 0.05), kind=["line"]).controls[0].frames[12] == 1.1
+    assert kind.frames == ("line", "square") and kind.value == "line"
+
+
+def test_a_python_range_is_an_integer_slider():
+    (n,) = Explorer(lambda n: None, n=range(2, 11, 2)).controls
+    assert (n.kind, n.low, n.high, n.step, n.frames, n.value) == ("range", 2, 10, 2, (2, 4, 6, 8, 10), 2)
+
+
+def test_the_frame_grid_runs_over_every_control_the_last_fastest():
+    grid = toy().grid()
+    assert len(grid) == 10
+    assert grid[:3] == [{"a": 0.5, "kind": "line"}, {"a": 0.5, "kind": "square"}, {"a": 0.75, "kind": "line"}]
+
+
+@pytest.mark.parametrize(
+    ("controls", "message"),
+    [
+        ({"a": Range(1.0, 0.5, 0.1)}, "control 'a': need low <= high"),
+        ({"a": Range(0.0, 1.0, 0.3)}, "control 'a': high - low = 1 is not a multiple of step 0.3"),
+        ({"a": Range(0.0, 1.0, 0.1, frame_step=0.25)}, "control 'a': frame_step 0.25 is not a multiple"),
+        ({"a": Range(0.0, 3.0, 0.1, value=1.118)}, r"control 'a': value 1.118 is not on its grid"),
+        ({"a": Range(0.0, 1.0, 0.1, value=2.0)}, r"control 'a': value 2.0 is outside \[0.0, 1.0\]"),
+        ({"kind": Choice(["line"], value="cube")}, "control 'kind': value 'cube' is not one of"),
+        ({"kind": []}, "control 'kind' has no options"),
+        ({"kind": ["1", 1]}, "control 'kind': options must differ in how they print"),
+        ({}, "explore needs at least one control"),
+    ],
+)
+def test_bad_controls_get_an_error_naming_the_control(controls, message):
+    with pytest.raises(ValueError, match=message):
+        Explorer(draw, **controls)
+
+
+def test_a_control_of_an_unknown_kind_is_named():
+    with pytest.raises(TypeError, match="control 'a' must be a Range, a Choice, a list of values or a range"):
+        Explorer(draw, a=1.1)
+
+
+def test_draw_must_be_a_function_returning_a_figure():
+    with pytest.raises(TypeError, match="draw must be a function"):
+        Explorer("draw", a=[1])
+    with pytest.raises(TypeError, match="draw must return a matplotlib Figure, got NoneType"):
+        Explorer(lambda a: None, a=[1]).frame(a=1)
+
+
+def test_too_many_frames_are_refused_with_the_grid_named():
+    with pytest.raises(ValueError, match=r"21 frames \(a 21\), over max_frames=20"):
+        Explorer(draw, a=Range(0.5, 1.5, 0.05), max_frames=20)
+
+
+def test_frames_are_deterministic_png_bytes_without_a_software_stamp():
+    explorer = toy()
+    first, again = explorer.frame(a=1.0, kind="line"), explorer.frame(a=1.0, kind="line")
+    assert first == again and first.startswith(b"\x89PNG\r\n\x1a\n")
+    assert b"Software" not in first and b"matplotlib" not in first.lower()
+    assert explorer.frame(a=1.25, kind="line") != first
+    assert plt.get_fignums() == []  # every drawn figure is closed
+
+
+def _payload(page: str) -> dict:
+    found = re.search(r'<script type="application/json" class="attnlib-explorer-data">(.*?)</script>', page)
+    return json.loads(found[1])
+
+
+def test_the_static_html_carries_one_frame_per_grid_point_and_shows_the_initial_values():
+    explorer = toy()
+    page = explorer.static_html()
+    data = _payload(page)
+    assert [c["name"] for c in data["controls"]] == ["a", "kind"]
+    assert len(data["frames"]) == len(explorer.grid()) == 10
+    initial = explorer.grid().index({"a": 1.0, "kind": "line"})
+    assert f'src="data:image/png;base64,{data["frames"][initial]}"' in page
+    assert "10 precomputed figures" in page
+    assert page == toy().static_html()  # same explorer, same bytes, same element id
+
+
+def test_the_static_html_needs_no_network():
+    page = toy().static_html()
+    assert not re.search(r"(src|href)=\"(https?:)?//", page)
+    assert "<script src" not in page
+
+
+def test_a_live_kernel_gets_a_widget_whose_image_is_the_frame_of_its_controls():
+    explorer = toy()
+    bundle = explorer._repr_mimebundle_()
+    view = bundle["application/vnd.jupyter.widget-view+json"]
+    assert view["version_major"] == 2
+    assert "attnlib-explorer" in bundle["text/html"]
+    box = explorer.widget()
+    controls, image = box.children
+    slider, menu = controls.children
+    assert (slider.min, slider.max, slider.step, slider.value, menu.value) == (0.5, 1.5, 0.05, 1.0, "line")
+    assert image.value == explorer.frame(a=1.0, kind="line")
+    slider.value, menu.value = 0.6, "square"  # between two frames: the live world recomputes exactly
+    assert image.value == explorer.frame(a=0.6, kind="square")
+
+
+def test_numbers_in_a_choice_are_a_slider_over_them():
+    explorer = Explorer(
+        lambda length: draw(length, "line"), length=Choice([0.5, 1.25**0.5, 2.0], value=1.25**0.5)
+    )
+    (length,) = explorer.controls
+    assert (length.kind, length.digits) == ("options", 3)
+    (slider,) = explorer.widget().children[0].children
+    assert [label for label, _ in slider.options] == ["0.5", "1.118", "2"]
+
+
+def test_no_frames_in_colab_or_when_switched_off(monkeypatch):
+    monkeypatch.setenv("ATTNLIB_EXPLORER_FRAMES", "0")
+    assert "text/html" not in toy()._repr_mimebundle_()
+    monkeypatch.delenv("ATTNLIB_EXPLORER_FRAMES")
+    monkeypatch.setitem(sys.modules, "google.colab", object())
+    assert "text/html" not in toy()._repr_mimebundle_()
+
+
+def test_importing_attnlib_imports_no_plotting_or_widget_library():
+    modules = "{'ipywidgets', 'matplotlib'}"
+    code = f"import sys, attnlib, attnlib.explorer; print(sorted({modules} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,197 @@
+"""Explorers on the static website (attnlib.explorer): moving a control redraws the figure, with no kernel.
+
+Each test loads a page in headless Chromium with no network, with a script injected after the page's own that
+moves the explorers' controls the way a reader does (set the value, fire ``input``) and records the figure
+shown. The figure must change with the controls and be the frame Python rendered for those values: for a toy
+explorer, drawn again here; for the chapters, the frame stored in the notebook's output, which nbval compares
+with a fresh rendering whenever the notebook is tested (explorer cells are not tagged nbval-ignore-output).
+"""
+
+import base64
+import itertools
+import json
+import math
+import re
+from html import unescape
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from attnlib.explorer import Explorer, Range, nearest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = re.compile(r'<script type="application/json" class="attnlib-explorer-data">(.*?)</script>', re.S)
+
+DRIVER = """<script>(function () {
+  var plan = PLAN, roots = document.querySelectorAll(".attnlib-explorer"), results = [];
+  plan.forEach(function (step) {
+    var root = roots[step.explorer];
+    Object.keys(step.inputs).forEach(function (name) {
+      var input = root.querySelector('[name="' + name + '"]');
+      input.value = step.inputs[name];
+      input.dispatchEvent(new Event("input"));
+    });
+    results.push({src: root.querySelector(".attnlib-explorer-frame").src,
+                  note: root.querySelector(".attnlib-explorer-note").textContent});
+  });
+  var out = document.createElement("pre");
+  out.id = "attnlib-explorer-results";
+  out.textContent = JSON.stringify({count: roots.length, results: results});
+  document.body.appendChild(out);
+})();</script>"""
+
+
+def move_controls(browser, page: Path, html: str, plan: list[dict]) -> dict:
+    """Load ``html`` as ``page`` with the driver injected; return the explorer count and each figure shown."""
+    page.write_text(html.replace("</body>", DRIVER.replace("PLAN", json.dumps(plan)) + "</body>", 1))
+    try:
+        dom, _ = browser(page)
+    finally:
+        page.unlink()
+    found = re.search(r'<pre id="attnlib-explorer-results">(.*?)</pre>', dom, re.S)
+    assert found, "the driver did not run: a script error on the page?"
+    return json.loads(unescape(found[1]))
+
+
+def control_input(control: dict, value):
+    """What a reader sets on the page's control to choose ``value``: a number, or the option's position."""
+    if control["kind"] == "range":
+        return value
+    return control["frames"].index(str(value) if control["kind"] == "choice" else value)
+
+
+def frame_index(controls: list[dict], values: dict) -> int:
+    """Python's choice of frame for ``values``: the nearest grid point, the last control fastest."""
+    index = 0
+    for c in controls:
+        value = values[c["name"]] if c["kind"] != "choice" else str(values[c["name"]])
+        index = index * len(c["frames"]) + c["frames"].index(nearest(c["frames"], value))
+    return index
+
+
+def settings(controls: list[dict]) -> list[dict]:
+    """Every control at its first frame, then at its last; then a range between two frames (a snap)."""
+    chosen = [{c["name"]: c["frames"][0] for c in controls}, {c["name"]: c["frames"][-1] for c in controls}]
+    for c in controls:
+        if (
+            c["kind"] == "range"
+            and len(c["frames"]) > 1
+            and c["frames"][1] - c["frames"][0] > c["step"] * 1.5
+        ):
+            chosen.append({**chosen[0], c["name"]: round(c["frames"][0] + c["step"], c["digits"])})
+    return chosen
+
+
+def check(shown: list[dict], expected: list[bytes], snapped: list[bool]) -> list[str]:
+    """The mismatches between what the page showed and the expected frames (empty when all agree)."""
+    problems = []
+    for i, (result, frame, snap) in enumerate(zip(shown, expected, snapped, strict=True)):
+        if result["src"] != "data:image/png;base64," + base64.b64encode(frame).decode():
+            problems.append(f"setting {i}: the page shows another figure than Python's")
+        if snap != result["note"].startswith("Snapped to the nearest precomputed value"):
+            problems.append(f"setting {i}: the note says {result['note']!r}")
+    if len({r["src"] for r in shown}) < 2:
+        problems.append("the figure does not change when the controls move")
+    return problems
+
+
+def explore_page(browser, page: Path, html: str, payloads: list[dict]) -> list[str]:
+    plan, expected, snapped = [], [], []
+    for k, data in enumerate(payloads):
+        for values in settings(data["controls"]):
+            inputs = {c["name"]: control_input(c, values[c["name"]]) for c in data["controls"]}
+            plan.append({"explorer": k, "inputs": inputs})
+            expected.append(base64.b64decode(data["frames"][frame_index(data["controls"], values)]))
+            snapped.append(any(values[c["name"]] not in c["frames"] for c in data["controls"]))
+    moved = move_controls(browser, page, html, plan)
+    assert moved["count"] == len(payloads), "the page and the notebook hold different explorers"
+    return check(moved["results"], expected, snapped)
+
+
+def draw(a: float, kind: str):
+    """Softmax weights of fixed scores at inverse temperature ``a``, as bars or as a line."""
+    scores = [2.0, 0.5, 1.5, -1.0]
+    exps = [math.exp(a * e) for e in scores]
+    fig, ax = plt.subplots(figsize=(3, 2))
+    (ax.bar if kind == "line" else ax.plot)(range(4), [x / sum(exps) for x in exps])
+    ax.set_ylim(0, 1)
+    return fig
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return Explorer(draw, a=Range(0.5, 1.5, 0.05, value=1.0, frame_step=0.25), kind=["line", "square"])
+
+
+def _page(body: str) -> str:
+    return f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{body}</body></html>"
+
+
+def test_a_static_explorer_shows_the_figure_python_draws_for_the_values_set(toy, browser, tmp_path):
+    tries = [{"a": 1.5, "kind": "square"}, {"a": 0.75, "kind": "line"}, {"a": 0.8, "kind": "line"}]
+    plan = [
+        {"explorer": 0, "inputs": {"a": v["a"], "kind": ["line", "square"].index(v["kind"])}} for v in tries
+    ]
+    moved = move_controls(browser, tmp_path / "toy.html", _page(toy.static_html()), plan)
+    # drawn again here, not read from the page; 0.8 lies between the frames 0.75 and 1.0: it snaps to 0.75
+    expected = [
+        toy.frame(a=1.5, kind="square"),
+        toy.frame(a=0.75, kind="line"),
+        toy.frame(a=0.75, kind="line"),
+    ]
+    assert check(moved["results"], expected, [False, False, True]) == []
+    assert "a = 0.80 is shown at 0.75" in moved["results"][2]["note"]
+
+
+def test_every_grid_point_of_a_static_explorer_shows_its_own_frame(toy, browser, tmp_path):
+    data = json.loads(DATA.search(toy.static_html())[1])
+    grid = [
+        dict(zip(("a", "kind"), p, strict=True))
+        for p in itertools.product([0.5, 0.75, 1.0, 1.25, 1.5], ["line", "square"])
+    ]
+    plan = [
+        {"explorer": 0, "inputs": {c["name"]: control_input(c, v[c["name"]]) for c in data["controls"]}}
+        for v in grid
+    ]
+    moved = move_controls(browser, tmp_path / "grid.html", _page(toy.static_html()), plan)
+    assert check(moved["results"], [toy.frame(**v) for v in grid], [False] * len(grid)) == []
+
+
+def test_a_page_that_shows_the_wrong_frames_is_caught(toy, browser, tmp_path):
+    """Positive control: the same explorer with its frames stored in reverse order fails the check."""
+    html = toy.static_html()
+    data = json.loads(DATA.search(html)[1])
+    broken = html.replace(
+        json.dumps(data["frames"], separators=(",", ":")),
+        json.dumps(data["frames"][::-1], separators=(",", ":")),
+    )
+    assert broken != html
+    problems = explore_page(browser, tmp_path / "broken.html", _page(broken), [data])
+    assert any("another figure" in p for p in problems)
+
+
+def _notebook_explorers(chapter: str) -> list[dict]:
+    notebook = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())
+    payloads = []
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            html = "".join(output.get("data", {}).get("text/html", []))
+            payloads += [json.loads(found) for found in DATA.findall(html)]
+    return payloads
+
+
+CHAPTERS = sorted(p.stem for p in (ROOT / "chapters").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_explorer_of_a_chapter_page_redraws_offline_as_python_drew_it(site, browser, chapter):
+    payloads = _notebook_explorers(chapter)
+    if not payloads:
+        pytest.skip(f"{chapter} has no explorer")
+    html = (site / "chapters" / f"{chapter}.html").read_text()
+    problems = explore_page(browser, site / "chapters" / f"_explorer_check_{chapter}.html", html, payloads)
+    assert problems == []
