@@ -13,6 +13,7 @@ Models and lessons:
     attnlib.probe     linear probes, accuracy per length attnlib.transformer self- and cross-attention, blocks
     attnlib.analysis  reading alignment maps (ch. 8)     attnlib.grading  graded exercises
     attnlib.classifier  the recall classifier (ch. 1)    attnlib.modes    evaluating(model)
+    attnlib.explorer  explore(draw, **controls): a widget in a kernel, precomputed frames on the website
 
 Plotting, widgets and BLEU import matplotlib, ipywidgets and sacrebleu when first used, not here.
 """
@@ -23,6 +24,7 @@ from attnlib import (
     chunked_additive,
     classifier,
     data,
+    explorer,
     fast,
     layers,
     local,
@@ -56,6 +58,7 @@ __all__ = [
     "data",
     "device",
     "evaluating",
+    "explorer",
     "fast",
     "layers",
     "lengths_to_mask",
