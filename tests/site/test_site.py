@@ -73,9 +73,12 @@ def test_chapter_3_math_is_typeset_offline(chapter_3_offline):
     assert "\\(" not in text and "$$" not in text
 
 
-def test_chapter_3_widgets_render_offline(chapter_3_offline):
+def test_chapter_3_explorer_draws_its_controls_offline(chapter_3_offline):
+    """The explorer's script ran: its sliders exist and its figure is shown (test_explorers.py moves them)."""
     dom, _ = chapter_3_offline
-    assert "widget-slider" in dom
+    controls = re.search(r'<div class="attnlib-explorer-controls">(.*?)</div>', dom, re.S)
+    assert controls and controls[1].count('type="range"') == 2
+    assert 'class="attnlib-explorer-frame"' in dom
 
 
 def _toc_pages() -> list[str]:
