@@ -99,7 +99,10 @@ def run_traced(fn: Any, args: tuple, kwargs: dict | None = None) -> tuple[Any, d
     from torch.overrides import TorchFunctionMode
 
     roots = _library_roots()
-    report: dict[str, Any] = {"ops": 0, "jumps": 0, "entries": {}, "tampered": False}
+    report: dict[str, Any] = {"ops": 0, "jumps": 0, "entries": {}, "tampered": False, "autograd": 0}
+    # uses[i]: torch calls that received tensor argument i, or a view or copy of it (U.T, U.clone())
+    report["uses"] = {str(i): 0 for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
+    tracked = {id(a): str(i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
     last: dict[Any, int] = {}
     mine: dict[str, bool] = {}
 
@@ -126,8 +129,20 @@ def run_traced(fn: Any, args: tuple, kwargs: dict | None = None) -> tuple[Any, d
     class Count(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             report["ops"] += 1
-            return func(*args, **(kwargs or {}))
+            value = func(*args, **(kwargs or {}))
+            used = {tracked[id(t)] for t in tensors_in([args, kwargs or {}]) if id(t) in tracked}
+            for i in used:
+                report["uses"][i] += 1
+            name = getattr(func, "__name__", "")
+            if len(used) == 1 and isinstance(value, torch.Tensor) and name.strip("_") in _SAME_DATA:
+                tracked[id(value)] = next(iter(used))
+                keep.append(value)  # the id stays this tensor's while the call runs
+            outs = tensors_in(value)
+            if name in _AUTOGRAD or any(t.requires_grad for t in outs):
+                report["autograd"] += 1  # a backward pass, or a graph built for one
+            return value
 
+    keep: list[torch.Tensor] = []
     previous = sys.gettrace()
     mode = Count()
     with mode:
@@ -138,6 +153,55 @@ def run_traced(fn: Any, args: tuple, kwargs: dict | None = None) -> tuple[Any, d
             report["tampered"] = sys.gettrace() is not tracer
             sys.settrace(previous)
     return value, report
+
+
+# torch calls that give the same data in another shape or dtype: a view or a copy of a tracked argument is
+# tracked too (U.T, U.clone()); and the calls that run autograd
+_SAME_DATA = {"T", "mT", "H", "t", "transpose", "permute", "clone", "contiguous", "detach", "to", "view",
+              "reshape", "float", "double", "expand", "unsqueeze", "squeeze", "get", "__get__"}
+_AUTOGRAD = {"backward", "grad", "requires_grad_", "jacobian", "hessian", "vjp", "jvp"}
+
+
+def traced(fn: Any, args: tuple) -> tuple[Any, dict[str, Any]]:
+    """``run_traced(fn, args)``, measured in the sandbox in the grader; a failed call fails the check."""
+    name = getattr(fn, "__name__", "the function")
+    if fn is None:
+        raise AssertionError("the function is not defined: run the cell that defines it")
+    try:
+        value, report = (getattr(fn, "traced", None) or (lambda *a: run_traced(fn, a)))(*args)
+    except AssertionError:
+        raise
+    except Exception as e:
+        raise AssertionError(f"{name} raised {type(e).__name__}: {str(e)[:300]}") from None
+    if report.get("tampered"):
+        raise AssertionError(f"{name} changed the tracing that this check uses")
+    return value, report
+
+
+def no_autograd(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` runs no backward pass and builds no graph for one (``backward``, ``torch.autograd``,
+    ``requires_grad``, ``torch.func``): what runs is inspected, not the source, so a comment may say
+    anything. Returns the value."""
+    value, report = traced(fn, args)
+    if report.get("autograd"):
+        raise AssertionError(
+            f"{getattr(fn, '__name__', 'the function')} uses autograd (a backward pass, torch.autograd or "
+            "requires_grad ran): multiply the factors yourself"
+        )
+    return value
+
+
+def uses_of(fn: Any, args: tuple, index: int) -> int:
+    """How many torch calls received argument ``index`` of ``fn(*args)`` (or a view or copy of it), by what
+    ran: ``uses_of(loop, (..., steps=2), i) == uses_of(loop, (..., steps=5), i)`` means it is used the same
+    number of times whatever the number of steps (projected once, before the loop)."""
+    return int(traced(fn, args)[1].get("uses", {}).get(str(index), 0))
+
+
+def functions_run(fn: Any, *args: Any) -> set[str]:
+    """The names of the learner's own functions that ran during ``fn(*args)`` (``fn`` itself included): what
+    ran, not what the source mentions, so a name in a comment or in a branch never taken does not count."""
+    return {key.rpartition(":")[0] for key in traced(fn, args)[1].get("entries", {})}
 
 
 def no_python_loops(fn: Any, small: tuple, large: tuple) -> None:

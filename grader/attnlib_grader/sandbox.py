@@ -720,17 +720,18 @@ class Sandbox:
             return value
         report = reply.get("report")
         entries = report.get("entries") if isinstance(report, dict) else None
+        uses = report.get("uses") if isinstance(report, dict) else None
         if not (
             isinstance(report, dict)
-            and all(type(report.get(k)) is int for k in ("ops", "jumps"))
+            and all(type(report.get(k)) is int for k in ("ops", "jumps", "autograd"))
             and type(report.get("tampered")) is bool
-            and isinstance(entries, dict)
-            and len(entries) < 10_000
-            and all(type(v) is int for v in entries.values())
+            and all(isinstance(d, dict) and len(d) < 10_000 for d in (entries, uses))
+            and all(type(v) is int for d in (entries, uses) for v in d.values())
         ):
             raise SandboxError(f"malformed report of the call of {name}")
-        clean = {k: report[k] for k in ("ops", "jumps", "tampered")}
+        clean = {k: report[k] for k in ("ops", "jumps", "tampered", "autograd")}
         clean["entries"] = {str(k)[:200]: v for k, v in entries.items()}
+        clean["uses"] = {str(k)[:20]: v for k, v in uses.items()}
         return value, clean
 
     def kill(self) -> None:
