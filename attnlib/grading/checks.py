@@ -157,8 +157,8 @@ def run_traced(fn: Any, args: tuple, kwargs: dict | None = None) -> tuple[Any, d
 
 # torch calls that give the same data in another shape or dtype: a view or a copy of a tracked argument is
 # tracked too (U.T, U.clone()); and the calls that run autograd
-_SAME_DATA = {"T", "mT", "H", "t", "transpose", "permute", "clone", "contiguous", "detach", "to", "view",
-              "reshape", "float", "double", "expand", "unsqueeze", "squeeze", "get", "__get__"}
+_SAME_DATA = set("T mT H t transpose permute clone contiguous detach to view reshape float double".split())
+_SAME_DATA |= {"expand", "unsqueeze", "squeeze", "get"}  # "get": a property (U.T) is its __get__
 _AUTOGRAD = {"backward", "grad", "requires_grad_", "jacobian", "hessian", "vjp", "jvp"}
 
 
