@@ -99,7 +99,8 @@ class DecoderBlock(nn.Module):
     -> (y, self_weights (..., h, T, T'), cross_weights (..., h, T, S))``. ``memory_mask``: the source
     padding mask ``(B, S)``, True = a real token. With a ``DecoderCache``, ``y`` holds only the new
     positions; the self-attention also attends to the cached earlier ones (T' = cached + T), which gives the
-    same numbers as running the whole prefix again (incremental decoding).
+    same numbers as running the whole prefix again (incremental decoding). ``causal=False`` drops the causal
+    mask (to see what trained weights do when the future is visible; chapter 9's explorer).
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, norm_first: bool = False):
@@ -118,9 +119,12 @@ class DecoderBlock(nn.Module):
         memory: torch.Tensor,
         memory_mask: torch.Tensor | None = None,
         cache: DecoderCache | None = None,
+        causal: bool = True,
     ):
         T, past = y.shape[-2], 0 if cache is None else len(cache.self_attn)
-        causal = _full_rank(shifted_causal_mask(T, past, y.device), y.shape[:-2])  # (1, …, T, past + T)
+        if not causal and cache is not None:
+            raise ValueError("causal=False (every position sees the whole target) cannot use a KV cache")
+        causal = _full_rank(shifted_causal_mask(T, past, y.device), y.shape[:-2]) if causal else None
         self_cache, cross_cache = (None, None) if cache is None else (cache.self_attn, cache.cross_attn)
         y, self_weights = _sublayer(
             y, self.norm1, lambda y: self.self_attn(y, mask=causal, cache=self_cache), self.norm_first

@@ -56,18 +56,29 @@ class TransformerDecoder(nn.Module):
 
     kv_cache: bool = True  # False: every step recomputes the whole prefix (to compare with the cache)
 
-    def run(self, y_in, memory, src_mask, t0: int = 0, caches=None, self_weights: list | None = None):
+    def run(
+        self,
+        y_in,
+        memory,
+        src_mask,
+        t0: int = 0,
+        caches=None,
+        self_weights: list | None = None,
+        causal: bool = True,
+        positions: bool = True,
+    ):
         """Target ids ``(B, T)`` at positions t0 … t0+T-1 -> logits ``(B, T, V)`` and the cross-attention
         weights of every layer, ``[(B, h, T, S)] * N``. A list passed as ``self_weights`` receives the
-        causal self-attention weights of every layer, ``(B, h, T, t0 + T)``."""
+        causal self-attention weights of every layer, ``(B, h, T, t0 + T)``. ``causal=False`` drops the
+        causal mask and ``positions=False`` the positional encoding (what-ifs for a trained model)."""
         T = y_in.shape[1]
         if t0 + T > self.config.max_len:
             raise ValueError(f"target positions up to {t0 + T} but max_len is {self.config.max_len}")
         pe = self.pe[t0 : t0 + T].to(self.embed.weight.dtype)  # (T, d_model)
-        y = self.embed(y_in) * math.sqrt(self.config.d_model) + pe  # (B, T, d_model)
+        y = self.embed(y_in) * math.sqrt(self.config.d_model) + (pe if positions else 0.0)  # (B, T, d_model)
         cross = []
         for i, block in enumerate(self.blocks):
-            y, own, weights = block(y, memory, src_mask, None if caches is None else caches[i])
+            y, own, weights = block(y, memory, src_mask, None if caches is None else caches[i], causal=causal)
             cross.append(weights)
             if self_weights is not None:
                 self_weights.append(own)
@@ -117,13 +128,17 @@ class Seq2SeqTransformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
         self.decoder = TransformerDecoder(config)
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor, weights: list | None = None) -> torch.Tensor:
+    def encode(
+        self, src: torch.Tensor, src_mask: torch.Tensor, weights: list | None = None, positions: bool = True
+    ) -> torch.Tensor:
         """Source ids ``(B, S)``, padding mask ``(B, S)`` -> memory ``(B, S, d_model)``; a list passed as
-        ``weights`` receives each layer's self-attention weights ``(B, h, S, S)``."""
+        ``weights`` receives each layer's self-attention weights ``(B, h, S, S)``; ``positions=False`` leaves
+        out the positional encoding."""
         S = src.shape[1]
         if S > self.config.max_len:
             raise ValueError(f"src has {S} positions but max_len is {self.config.max_len}")
-        x = self.embed(src) * math.sqrt(self.config.d_model) + self.pe[:S].to(self.embed.weight.dtype)
+        pe = self.pe[:S].to(self.embed.weight.dtype) if positions else 0.0  # (S, d_model)
+        x = self.embed(src) * math.sqrt(self.config.d_model) + pe
         for block in self.encoder:
             x, w = block(x, src_mask)
             if weights is not None:
@@ -141,13 +156,18 @@ class Seq2SeqTransformer(nn.Module):
         return self.decoder.run(batch.tgt_in, memory, batch.src_mask)  # (B, T, V), [(B, h, T, S)]
 
     @torch.no_grad()
-    def attention_maps(self, batch) -> dict[str, list[torch.Tensor]]:
+    def attention_maps(
+        self, batch, causal: bool = True, positions: bool = True
+    ) -> dict[str, list[torch.Tensor]]:
         """Every attention weight of a teacher-forced pass, per layer and head: ``"encoder"``
         ``[(B, h, S, S)]``, ``"decoder"`` (causal self-attention) ``[(B, h, T, T)]``, ``"cross"``
-        ``[(B, h, T, S)]``."""
+        ``[(B, h, T, S)]``. ``causal=False`` lets the decoder see the whole target, ``positions=False`` leaves
+        out the positional encodings: what the trained weights do then."""
         encoder, decoder = [], []
-        memory = self.encode(batch.src, batch.src_mask, encoder)
-        _, cross = self.decoder.run(batch.tgt_in, memory, batch.src_mask, self_weights=decoder)
+        memory = self.encode(batch.src, batch.src_mask, encoder, positions=positions)
+        _, cross = self.decoder.run(
+            batch.tgt_in, memory, batch.src_mask, self_weights=decoder, causal=causal, positions=positions
+        )
         return {"encoder": encoder, "decoder": decoder, "cross": cross}
 
 

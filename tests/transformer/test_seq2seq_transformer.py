@@ -115,6 +115,38 @@ def test_attention_maps_give_every_layer_and_head_and_the_decoder_is_causal():
     assert all(torch.all(w[..., future] == 0) for w in maps["decoder"])
 
 
+def test_attention_maps_without_the_causal_mask_or_the_positions():
+    task, batches = reverse_batches(n=64)
+    batch = batches[0]
+    model = model_for(task).eval()
+    T = batch.tgt_in.shape[1]
+    future = ~torch.ones(T, T, dtype=torch.bool).tril()
+    open_maps = model.attention_maps(batch, causal=False)
+    assert any(torch.any(w[..., future] > 0) for w in open_maps["decoder"])  # the future is visible now
+    default = model.attention_maps(batch)
+    for a, b in zip(open_maps["encoder"], default["encoder"], strict=True):  # no causal mask there
+        torch.testing.assert_close(a, b, rtol=0.0, atol=0.0)
+    bag = model.attention_maps(batch, positions=False)
+    # Without positions the encoder is permutation-equivariant: a shuffled source, a shuffled map.
+    one = batch.src[:1]
+    perm = torch.randperm(one.shape[1], generator=torch.Generator().manual_seed(0))
+    mask = torch.ones_like(one, dtype=torch.bool)
+    weights, shuffled = [], []
+    with torch.no_grad():
+        model.encode(one, mask, weights, positions=False)
+        model.encode(one[:, perm], mask, shuffled, positions=False)
+    torch.testing.assert_close(shuffled[0][0], weights[0][0][:, perm][:, :, perm], rtol=0.0, atol=1e-6)
+    assert not torch.allclose(bag["encoder"][0], default["encoder"][0])
+
+
+def test_decoder_block_refuses_a_cache_without_the_causal_mask():
+    from attnlib.transformer.blocks import DecoderBlock, DecoderCache
+
+    block = DecoderBlock(8, 2, 16)
+    with pytest.raises(ValueError, match="causal=False"):
+        block(torch.randn(1, 1, 8), torch.randn(1, 3, 8), cache=DecoderCache(), causal=False)
+
+
 def test_cross_attention_head_shows_one_head_or_their_mean_to_model_alignments():
     from attnlib import metrics
     from attnlib.transformer import CrossAttentionHead
