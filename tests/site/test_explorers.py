@@ -38,7 +38,7 @@ DRIVER = """<script>(function () {
     results.push({src: root.querySelector(".attnlib-explorer-frame").src,
                   note: root.querySelector(".attnlib-explorer-note").textContent});
   });
-  var out = document.createElement("pre");
+  var out = document.createElement("div");
   out.id = "attnlib-explorer-results";
   out.textContent = JSON.stringify({count: roots.length, results: results});
   document.body.appendChild(out);
@@ -52,7 +52,7 @@ def move_controls(browser, page: Path, html: str, plan: list[dict]) -> dict:
         dom, _ = browser(page)
     finally:
         page.unlink()
-    found = re.search(r'<pre id="attnlib-explorer-results">(.*?)</pre>', dom, re.S)
+    found = re.search(r'<div id="attnlib-explorer-results"[^>]*>(.*?)</div>', dom, re.S)
     assert found, "the driver did not run: a script error on the page?"
     return json.loads(unescape(found[1]))
 
