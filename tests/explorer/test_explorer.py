@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import matplotlib
 import pytest
@@ -164,3 +165,23 @@ def test_importing_attnlib_imports_no_plotting_or_widget_library():
     code = f"import sys, attnlib, attnlib.explorer; print(sorted({modules} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+CHAPTERS = sorted((Path(__file__).resolve().parents[2] / "chapters").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_a_chapter_explores_only_through_attnlib_explorer(path):
+    """A bare ipywidgets interact is a slider that redraws nothing on the website (issue 15)."""
+    cells = json.loads(path.read_text())["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert not re.search(r"\binteract(ive)?\(|import ipywidgets|from ipywidgets", code)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_nbval_compares_every_stored_explorer_with_a_fresh_one(path):
+    """The site test trusts the stored frames because nbval re-renders them: no explorer cell may opt out."""
+    for cell in json.loads(path.read_text())["cells"]:
+        html = "".join("".join(o.get("data", {}).get("text/html", [])) for o in cell.get("outputs", []))
+        if 'class="attnlib-explorer"' in html:
+            assert "nbval-ignore-output" not in cell["metadata"].get("tags", []), "".join(cell["source"])[:80]
