@@ -171,8 +171,9 @@ class Explorer:
         drawn = io.BytesIO()
         figure.savefig(drawn, format="png", dpi=self.dpi, metadata={"Software": None})
         plt.close(figure)
-        # 256 colours (median cut, deterministic) make a frame 2-3 times smaller for the page
-        image = PIL.Image.open(drawn).convert("RGB").quantize(256, method=PIL.Image.Quantize.MEDIANCUT)
+        # 256 colours make a frame 2-3 times smaller for the page; method 0 is the deterministic median cut
+        # (PIL.Image.Quantize.MEDIANCUT, a name Pillow < 9.1 lacks)
+        image = PIL.Image.open(drawn).convert("RGB").quantize(256, method=0)
         frame = io.BytesIO()
         image.save(frame, format="png", optimize=True)
         return frame.getvalue()
