@@ -22,9 +22,11 @@ and hands it to ``explore`` with a small grid for each control::
 
 A control is a ``Range`` (a numeric slider; ``frame_step`` a multiple of ``step`` keeps the frames few), a
 ``Choice``, a list of values (a ``Choice``) or a ``range`` of integers. The frames are deterministic PNG bytes
-(fixed dpi, no software stamp), so a re-executed notebook stores the same output. ipywidgets and matplotlib
-are imported when an explorer is made: ``import attnlib`` stays light. Frames are not computed in Colab (the
-widget is what Colab shows) or when ``ATTNLIB_EXPLORER_FRAMES=0``.
+(fixed dpi, no software stamp): nbval compares a stored explorer with a fresh one (do not tag its cell
+nbval-ignore-output), and tests/site/test_explorers.py checks that the page shows those frames. Keep a
+page light and a chapter quick: ~100 frames of ~10 kB at most, drawn without ``tight_layout`` (it costs a
+second draw; ``subplots_adjust`` does not). ipywidgets and matplotlib are imported when an explorer is
+made. Frames are not computed in Colab (it shows the widget) or when ``ATTNLIB_EXPLORER_FRAMES=0``.
 """
 
 from __future__ import annotations
