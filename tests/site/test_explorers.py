@@ -191,6 +191,8 @@ CHAPTERS = sorted(p.stem for p in (ROOT / "chapters").glob("*.ipynb"))
 def test_every_explorer_of_a_chapter_page_redraws_offline_as_python_drew_it(site, browser, chapter):
     payloads = _notebook_explorers(chapter)
     if not payloads:
+        source = (ROOT / "chapters" / f"{chapter}.ipynb").read_text()
+        assert not re.search(r"\bexplore\(|_explorer\(", source), "an explorer was stored without its frames"
         pytest.skip(f"{chapter} has no explorer")
     html = (site / "chapters" / f"{chapter}.html").read_text()
     problems = explore_page(browser, site / "chapters" / f"_explorer_check_{chapter}.html", html, payloads)
