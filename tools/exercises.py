@@ -48,6 +48,9 @@ from otter.test_files import test_case
 import attnlib
 from attnlib.grading import checks"""
 SOLUTION_LINE = re.compile(r"^(\s*)# (BEGIN|END) SOLUTION\s*$")
+# A find-the-bug question: a GIVEN block right after a solution block holds the buggy code, commented out in
+# the master; learners get it (uncommented) instead of `...`, the solutions notebook does not.
+GIVEN_LINE = re.compile(r"^(\s*)# (BEGIN|END) GIVEN\s*$")
 
 
 def grading_cell_source(set_name: str) -> str:
@@ -69,6 +72,7 @@ class Question:
     name: str
     points: float
     manual: bool = False
+    rubric: dict | None = None  # a written answer's: ideas [[points, text]], misconceptions, alternatives
     header: list[str] = field(default_factory=list)  # test cells without a test case (imports, helpers)
     public: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
@@ -146,10 +150,45 @@ def _case_points(source: str) -> float:
     return 0.0
 
 
-def _strip_solution(source: str) -> tuple[str, bool]:
-    """Replace every ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` block by ``...`` at the block's indent."""
-    out, inside, found = [], False, False
+def _uncomment(line: str) -> str:
+    indent = line[: len(line) - len(line.lstrip())]
+    rest = line.lstrip()
+    if not rest.startswith("#"):
+        raise ValueError(f"a line of a GIVEN block must be commented out in the master: {line!r}")
+    return indent + rest[2:] if rest.startswith("# ") else indent + rest[1:]
+
+
+def _given_blocks(source: str, keep: bool) -> str:
+    """Each ``# BEGIN GIVEN`` ... ``# END GIVEN`` block uncommented (``keep``, the learner's version) or left
+    out (the solutions)."""
+    out, inside = [], False
     for line in source.split("\n"):
+        match = GIVEN_LINE.match(line)
+        if match:
+            if (match.group(2) == "BEGIN") == inside:
+                raise ValueError("unbalanced # BEGIN GIVEN / # END GIVEN")
+            inside = match.group(2) == "BEGIN"
+        elif not inside:
+            out.append(line)
+        elif keep:
+            out.append(_uncomment(line))
+    if inside:
+        raise ValueError("# BEGIN GIVEN without # END GIVEN")
+    return "\n".join(out)
+
+
+def _strip_solution(source: str) -> tuple[str, bool]:
+    """Replace every ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` block by ``...`` at the block's indent, or by
+    the GIVEN block that follows it (a find-the-bug question: the learner gets the buggy code to fix)."""
+    lines = source.split("\n")
+    for i, line in enumerate(lines):  # a solution block followed by a GIVEN block leaves no `...`
+        if GIVEN_LINE.match(line) and "BEGIN" in line and i and SOLUTION_LINE.match(lines[i - 1]):
+            lines[i - 1] = lines[i - 1].replace("# END SOLUTION", "# END SOLUTION GIVEN")
+    source = _given_blocks("\n".join(lines), keep=True)
+    out, inside, found, given = [], False, False, False
+    for line in source.split("\n"):
+        if line.strip() == "# END SOLUTION GIVEN":
+            line, given = line.replace(" GIVEN", ""), True
         match = SOLUTION_LINE.match(line)
         if match and match.group(2) == "BEGIN":
             if inside:
@@ -157,6 +196,9 @@ def _strip_solution(source: str) -> tuple[str, bool]:
             inside = found = True
             out.append(f"{match.group(1)}...")
         elif match:
+            if given:
+                out.pop()  # the given code stands for the answer
+                given = False
             if not inside:
                 raise ValueError("# END SOLUTION without # BEGIN SOLUTION")
             inside = False
@@ -276,6 +318,7 @@ def _record(name: str, out: str) -> None:
 
 
 def _keep_solution(source: str) -> str:
+    source = _given_blocks(source, keep=False)
     return "\n".join(line for line in source.split("\n") if not SOLUTION_LINE.match(line))
 
 
@@ -291,8 +334,11 @@ def parse(master_path: Path) -> ExerciseSet:
             config = options
         elif marker == "BEGIN QUESTION":
             question = Question(str(options["name"]), float(options["points"]), bool(options.get("manual")))
+            question.rubric = options.get("rubric")
             questions.append(question)
         elif marker == "END QUESTION":
+            if question is not None and question.manual:
+                solution_cells.append(_new_cell("markdown", rubric_markdown(question, master_path.name)))
             question = None
         elif marker == "BEGIN TESTS":
             state = "tests"
@@ -336,10 +382,28 @@ def parse(master_path: Path) -> ExerciseSet:
     for name, rules in (config.get("contract_exempt") or {}).items():
         if name not in config.get("names", []) or not set(rules) <= {"mutation", "repeat", "dtype"}:
             raise ValueError(f"contract_exempt: {name}: {rules} (rules: mutation, repeat, dtype)")
-    config["questions"] = [{"name": q.name, "points": q.points, "manual": q.manual} for q in questions]
+    config["questions"] = [
+        {"name": q.name, "points": q.points, "manual": q.manual, **({"rubric": q.rubric} if q.manual else {})}
+        for q in questions
+    ]
     return ExerciseSet(
         config, _notebook(config["name"], learner_cells), _notebook(config["name"], solution_cells), questions
     )
+
+
+def rubric_markdown(q: Question, master: str) -> str:
+    """The rubric of a written answer, for the teacher (solutions.ipynb): points per idea, the common
+    misconceptions, what else is accepted. Every written answer has one; its ideas add up to its points."""
+    rubric = q.rubric or {}
+    ideas = rubric.get("ideas") or []
+    if not ideas or abs(sum(float(p) for p, _ in ideas) - q.points) > 1e-9:
+        raise ValueError(f"{master}: {q.name} needs a rubric whose ideas add up to its {q.points:g} points")
+    lines = [f"**Rubric of {q.name}** (for the teacher; {q.points:g} points)", ""]
+    lines += [f"- ({float(p):g}) {idea}" for p, idea in ideas]
+    for title, key in (("Common misconceptions", "misconceptions"), ("Also accepted", "alternatives")):
+        if rubric.get(key):
+            lines += ["", f"*{title}:*", ""] + [f"- {text}" for text in rubric[key]]
+    return "\n".join(lines)
 
 
 def _new_cell(kind: str, source: str, answer: str | None = None):

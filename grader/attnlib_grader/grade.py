@@ -225,8 +225,22 @@ def _grade_submission(
     return submission
 
 
-def feedback(result: SubmissionResult, set_name: str) -> str:
-    """A learner's feedback in Markdown: score per question and what failed (hidden tests: message only)."""
+def rubric_lines(rubric: dict | None, points: float) -> list[str]:
+    """A written answer's rubric as a template the teacher fills in: points per idea, the common
+    misconceptions and what else is accepted (from the master's ``rubric``)."""
+    if not rubric:
+        return []
+    lines = [f"Points: ___ / {points:g} (one box per idea the answer states correctly)", ""]
+    lines += [f"- [ ] ({float(pts):g}) {idea}" for pts, idea in rubric.get("ideas", [])]
+    for title, key in (("Common misconceptions", "misconceptions"), ("Also accepted", "alternatives")):
+        if rubric.get(key):
+            lines += ["", f"{title}:", ""] + [f"- {text}" for text in rubric[key]]
+    return lines + [""]
+
+
+def feedback(result: SubmissionResult, set_name: str, rubrics: dict | None = None) -> str:
+    """A learner's feedback in Markdown: score per question and what failed (hidden tests: message only);
+    for a written answer, the rubric as a template for the teacher (``rubrics``: question -> rubric)."""
     auto = [q for q in result.questions if not q.manual]
     lines = [
         f"# Feedback: {set_name}, {result.name}",
@@ -237,6 +251,7 @@ def feedback(result: SubmissionResult, set_name: str) -> str:
     for q in result.questions:
         if q.manual:
             lines += [f"## {q.name}: graded by your teacher ({q.possible:g} points)", ""]
+            lines += rubric_lines((rubrics or {}).get(q.name), q.possible)
             continue
         lines += [f"## {q.name}: {q.score:g} / {q.possible:g}", ""]
         if q.error:
@@ -337,6 +352,7 @@ def grade_folder(
     out = Path(out)
     (out / "feedback").mkdir(parents=True, exist_ok=True)
     names = [q["name"] for q in bundle.questions]
+    rubrics = {q["name"]: q.get("rubric") for q in bundle.questions if q.get("manual")}
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["submission", *names, "auto_score", "auto_possible"])
@@ -352,7 +368,7 @@ def grade_folder(
         )
         file_name = r.name.lstrip("'").replace("/", "?") or "?"
         (out / "feedback" / f"{file_name}.md").write_text(
-            feedback(r, bundle.config["name"]), encoding="utf-8"
+            feedback(r, bundle.config["name"], rubrics), encoding="utf-8"
         )
     (out / "scores.csv").write_text(buffer.getvalue(), encoding="utf-8")
     (out / "skipped.txt").write_text("".join(f"{text}\n" for text in skipped), encoding="utf-8")

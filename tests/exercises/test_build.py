@@ -24,10 +24,14 @@ def test_learner_notebook_has_no_solution_or_hidden_test_text(name):
     master = nbformat.read(exercises.SOURCE_DIR / f"{name}.ipynb", 4)
     secret_lines, public_lines = [], set()
     for cell in master.cells:  # every line between solution markers that occurs nowhere else in the master
-        inside = False
+        inside = given = False
         for line in cell.source.split("\n"):
             if exercises.SOLUTION_LINE.match(line):
                 inside = "BEGIN" in line
+            elif exercises.GIVEN_LINE.match(line):  # a find-the-bug question's buggy code, shown to learners
+                given = "BEGIN" in line
+            elif given:
+                public_lines.add(exercises._uncomment(line).strip())
             elif line.strip():
                 (secret_lines.append if inside else public_lines.add)(line.strip())
     secret_lines = [line for line in secret_lines if line not in public_lines]
@@ -121,3 +125,45 @@ def test_switched_off_lists_hold_every_road_to_attention_in_attnlib():
         "attnlib.transformer.MultiHeadSelfAttention",
     ]
     assert not [d for d in transformer if d not in configs["09"]["switch_off"]]
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_every_written_answer_has_a_rubric_in_the_solutions_and_the_bundle(name):
+    """Points per idea that add up to the question's points, shown to the teacher in solutions.ipynb and kept
+    in the bundle (grade.py writes it into each feedback file); never in the learner's notebook."""
+    ex = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb")
+    manual = [q for q in ex.questions if q.manual]
+    assert manual
+    solutions = "\n".join(c.source for c in ex.solutions.cells)
+    learner = nbformat.read(ROOT / "exercises" / f"{name}.ipynb", 4)
+    for q in manual:
+        ideas = q.rubric["ideas"]
+        assert len(ideas) >= 2 and sum(float(p) for p, _ in ideas) == pytest.approx(q.points)
+        assert q.rubric.get("misconceptions") and q.rubric.get("alternatives")
+        assert f"**Rubric of {q.name}**" in solutions
+        assert all(idea in solutions for _, idea in ideas)
+        assert not any(idea in c.source for _, idea in ideas for c in learner.cells)
+        assert next(c for c in ex.config["questions"] if c["name"] == q.name)["rubric"] == q.rubric
+
+
+def test_a_given_block_replaces_the_answer_for_learners_only():
+    """A find-the-bug question: the learner gets the buggy code (uncommented), the solutions the fix."""
+    source = "def f(x):\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n    # BEGIN GIVEN\n"
+    source += "    # return x - 1  # the bug\n    # END GIVEN"
+    learner, had_solution = exercises._strip_solution(source)
+    assert had_solution and learner == "def f(x):\n    return x - 1  # the bug"
+    assert exercises._keep_solution(source) == "def f(x):\n    return x + 1"
+
+
+FIND_THE_BUG = {"04_bahdanau_attention": "q3", "06_score_functions": "q1", "07_matrix_form": "q2"}
+
+
+@pytest.mark.parametrize("name", sorted(set(FIND_THE_BUG) & set(SETS)))
+def test_find_the_bug_questions_hand_out_code_that_runs(name):
+    """At least three sets hand the learner a plausible implementation with a typical mistake: the answer cell
+    is code, not `...` (test_hostile checks that it passes no public test; test_grading that it scores 0)."""
+    learner = nbformat.read(ROOT / "exercises" / f"{name}.ipynb", 4)
+    cells = [c for c in learner.cells if c.metadata.get("exercise", {}).get("answer") == FIND_THE_BUG[name]]
+    blank = [line for c in cells for line in c.source.split("\n") if line.strip() == "..."]
+    assert cells and all("return" in c.source for c in cells) and not blank
+    assert "find the bug" in "\n".join(c.source for c in learner.cells).lower()

@@ -73,3 +73,15 @@ def test_scores_csv_has_a_row_and_feedback_file_per_submission(graded, name):
 def test_feedback_does_not_show_hidden_test_code(graded, name):
     text = (graded[name]["out"] / "feedback" / "untouched.md").read_text()
     assert "hidden test" in text and "@test_case" not in text and "Error at line" not in text
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_feedback_holds_the_rubric_of_every_written_answer(graded, name):
+    """The feedback file is the teacher's template for the written answers: one box per idea, with points."""
+    text = (graded[name]["out"] / "feedback" / "solutions.md").read_text()
+    manual = [q for q in graded[name]["results"]["solutions"].questions if q.manual]
+    assert manual
+    for q in manual:
+        section = text.split(f"## {q.name}: graded by your teacher", 1)[1].split("\n## ", 1)[0]
+        assert "Points: ___ /" in section and section.count("- [ ] (") >= 2
+        assert "Common misconceptions:" in section and "Also accepted:" in section
