@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the course needs on a fresh machine, and nothing twice:
 #   .venv/     the pinned Python environment (requirements-course.txt) with attnlib installed editable
-#   _vendor/   MathJax 3 and the ipywidgets HTML manager from npm, served by the site instead of CDNs
+#   _vendor/   MathJax 3 from npm, served by the site instead of a CDN
 #   chromium   Debian's headless browser for the site test, and bubblewrap for the grading sandbox
 #              (installed with apt where this user may; otherwise it says what is missing)
 # `setup.sh --python` does the first part only (what a learner needs to run the lessons: no npm, no apt).
@@ -47,17 +47,15 @@ if [ "${1:-}" = "--python" ]; then
     exit 0
 fi
 
-# --- Front-end assets for offline math and widgets ----------------------------------------------
+# --- Front-end assets for offline math ------------------------------------------------------------
 if ! stamp_ok _vendor/.stamp tools/assets/package.json; then
-    echo "setup: installing MathJax and the widget manager from npm"
+    echo "setup: installing MathJax from npm"
     rm -rf _vendor .assets
     mkdir -p .assets
     cp tools/assets/package.json .assets/
     (cd .assets && quietly npm install --silent --no-audit --no-fund)
-    mkdir -p _vendor/widgets
+    mkdir -p _vendor
     cp -r .assets/node_modules/mathjax/es5 _vendor/mathjax
-    cp .assets/node_modules/requirejs/require.js _vendor/widgets/require.js
-    cp .assets/node_modules/@jupyter-widgets/html-manager/dist/embed-amd.js _vendor/widgets/embed-amd.js
     write_stamp _vendor/.stamp tools/assets/package.json
 else
     echo "setup: _vendor assets are up to date"
