@@ -48,7 +48,8 @@ class DeepOutput(nn.Module):
     """p(y_t | y_<t, x) = softmax(W_y tanh(W_o [s_t; c_t; E y_{t-1}]))
 
     Bahdanau et al. 2015 (App. A.2.2) and Cho et al. 2014 feed s, c and y_{t-1} to a maxout layer; we use tanh
-    instead of maxout (same inputs, one fewer idea for the reader).
+    instead of maxout (same inputs, one fewer idea for the reader). Bahdanau's appendix feeds it the previous
+    state s_{t-1}, its §3.1 (eq. 4, g(y_{t-1}, s_t, c_t)) the new one; we follow §3.1.
     """
 
     def __init__(self, d_s: int, d_c: int, emb: int, vocab_size: int):
