@@ -54,10 +54,10 @@ window.addEventListener("load", () => {{
                      cells: box.querySelectorAll(".inpage-map td[title]").length}});
     }}
   }}
-  const pre = document.createElement("pre");
-  pre.id = "inpage-results";
-  pre.textContent = JSON.stringify(results);
-  document.body.appendChild(pre);
+  const out = document.createElement("div");  // a div: the theme rewrites <pre> elements
+  out.id = "inpage-results";
+  out.textContent = JSON.stringify(results);
+  document.body.appendChild(out);
 }});
 </script></body>"""
     copy = site / f"{page}_inpage_test.html"  # beside the page, so that its relative assets load
@@ -66,7 +66,7 @@ window.addEventListener("load", () => {{
         dom, console = browser(copy)
     finally:
         copy.unlink()
-    found = re.search(r'<pre id="inpage-results">(.*?)</pre>', dom, re.S)
+    found = re.search(r'<div id="inpage-results">(.*?)</div>', dom, re.S)
     assert found, console[-2000:]
     return boxes, json.loads(unescape(found.group(1)))
 
