@@ -27,6 +27,8 @@ from importlib import resources
 
 import torch
 
+from attnlib.data.vocab import SPECIALS
+
 SUPPORTED_LUONG_SCORES = ("dot", "general")
 
 
@@ -103,11 +105,16 @@ def demo(
     data = json.dumps(spec(model, src_vocab, tgt_vocab, tokens), separators=(",", ":"))
     box = "inpage-" + hashlib.sha256(data.encode()).hexdigest()[:12]  # stable: re-running gives the same page
     safe_json = data.replace("</", "<\\/")  # JSON allows \\/; the page's parser must not see </script>
+    vocabulary = ""
+    if tokens == "words":  # a reader cannot guess a small vocabulary: show it
+        known = " ".join(html.escape(t) for t in src_vocab.itos if t not in SPECIALS)
+        summary = f"the {len(src_vocab) - len(SPECIALS)} words it knows"
+        vocabulary = f"\n<details><summary>{summary}</summary>{known}</details>"
     n_weights = sum(p.numel() for p in model.state_dict().values() if p.is_floating_point())
     page = f"""<div id="{box}" class="attnlib-inpage">
 <label>{html.escape(prompt)}: <input type="text" value="{html.escape(text, quote=True)}" size="32"></label>
 <p>greedy output: <code class="inpage-output"></code></p>
-<div class="inpage-map"></div>
+<div class="inpage-map"></div>{vocabulary}
 <p style="font-size:80%">Runs in your browser ({n_weights:,} weights, no server); rows: output steps,
 columns: source tokens, shade: attention weight α<sub>t,s</sub> (hover for the value).</p>
 <script type="application/json" class="inpage-spec">{safe_json}</script>
@@ -134,7 +141,7 @@ def model_from_spec(spec: dict):
 
     The tests read a built page's weights back this way and compare its outputs with Python's.
     """
-    from attnlib.data.vocab import SPECIALS, Vocab
+    from attnlib.data.vocab import Vocab
     from attnlib.seq2seq import build_model
     from attnlib.seq2seq.config import LUONG_ONLY
 

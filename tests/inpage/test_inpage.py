@@ -137,3 +137,11 @@ def test_a_pages_model_rebuilds_in_python_with_the_same_outputs():
         ids, weights = inpage.python_reference(model, TASK.src_vocab, list(text))
         ids_again, weights_again = inpage.python_reference(rebuilt, src_vocab, list(text))
         assert ids_again == ids and torch.equal(weights_again, weights)
+
+
+def test_a_word_model_lists_the_words_it_knows_and_a_character_model_does_not():
+    model = _model("luong-dot")
+    words = inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, "3", tokens="words")._repr_html_()
+    known = [t for t in TASK.src_vocab.itos if not t.startswith("<")]
+    assert f"<summary>the {len(known)} words it knows</summary>{' '.join(known)}</details>" in words
+    assert "<details>" not in inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, "3")._repr_html_()
