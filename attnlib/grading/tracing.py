@@ -1,0 +1,186 @@
+"""What a learner's function ran: the checks that look at execution, not at the source text.
+
+``run_traced`` runs a function and reports the loops its own code took and the torch operations it called;
+``no_autograd``, ``uses_of``, ``functions_run`` and ``no_python_loops`` read that report. In the teacher's
+grader the sandbox runs the same tracing in the learner's process and sends the report back. Re-exported by
+``attnlib.grading.checks``, where the tests reach them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+
+from attnlib.grading.contract import tensors_in
+
+
+def _library_roots() -> tuple[str, ...]:
+    """Folders of installed code (Python, torch, attnlib): frames from there are not the learner's."""
+    import sys
+    import sysconfig
+
+    import attnlib
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots |= {
+        p for k, p in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(attnlib.__file__))) + os.sep + "attnlib")
+    return tuple(sorted({os.path.realpath(r) for r in roots if r}))
+
+
+def run_traced(fn: Any, args: tuple, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
+    """``fn(*args, **kwargs)`` and what actually ran: torch calls (a TorchFunctionMode), backward jumps in the
+    learner's own frames (loops and comprehensions, whatever their source looks like) and how often each of
+    the learner's code objects was entered (helpers, lambdas given to ``map``, recursion)."""
+    import sys
+
+    from torch.overrides import TorchFunctionMode
+
+    roots = _library_roots()
+    report: dict[str, Any] = {"ops": 0, "jumps": 0, "entries": {}, "tampered": False, "autograd": 0}
+    # uses[i]: torch calls that received tensor argument i, or a view or copy of it (U.T, U.clone())
+    report["uses"] = {str(i): 0 for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
+    tracked = {id(a): str(i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
+    last: dict[Any, int] = {}
+    mine: dict[str, bool] = {}
+
+    def learner(code) -> bool:
+        name = code.co_filename
+        if name not in mine:
+            mine[name] = (
+                not os.path.realpath(name).startswith(roots) if not name.startswith("<frozen") else False
+            )
+        return mine[name]
+
+    def tracer(frame, event, arg):
+        if not learner(frame.f_code):
+            return None
+        if event == "call":
+            key = f"{frame.f_code.co_name}:{frame.f_code.co_firstlineno}"
+            report["entries"][key] = report["entries"].get(key, 0) + 1
+        elif event == "line":
+            if frame in last and frame.f_lasti <= last[frame]:
+                report["jumps"] += 1
+            last[frame] = frame.f_lasti
+        return tracer
+
+    class Count(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            report["ops"] += 1
+            value = func(*args, **(kwargs or {}))
+            used = {tracked[id(t)] for t in tensors_in([args, kwargs or {}]) if id(t) in tracked}
+            for i in used:
+                report["uses"][i] += 1
+            name = getattr(func, "__name__", "")
+            if len(used) == 1 and isinstance(value, torch.Tensor) and name.strip("_") in _SAME_DATA:
+                tracked[id(value)] = next(iter(used))
+                keep.append(value)  # the id stays this tensor's while the call runs
+            outs = tensors_in(value)
+            if name in _AUTOGRAD or any(t.requires_grad for t in outs):
+                report["autograd"] += 1  # a backward pass, or a graph built for one
+            return value
+
+    keep: list[torch.Tensor] = []
+    previous = sys.gettrace()
+    mode = Count()
+    with mode:
+        sys.settrace(tracer)
+        try:
+            value = fn(*args, **(kwargs or {}))
+        finally:
+            report["tampered"] = sys.gettrace() is not tracer
+            sys.settrace(previous)
+    return value, report
+
+
+# torch calls that give the same data in another shape or dtype: a view or a copy of a tracked argument is
+# tracked too (U.T, U.clone()); and the calls that run autograd
+_SAME_DATA = set("T mT H t transpose permute clone contiguous detach to view reshape float double".split())
+_SAME_DATA |= {"expand", "unsqueeze", "squeeze", "get"}  # "get": a property (U.T) is its __get__
+_AUTOGRAD = {"backward", "grad", "requires_grad_", "jacobian", "hessian", "vjp", "jvp"}
+
+
+def traced(fn: Any, args: tuple) -> tuple[Any, dict[str, Any]]:
+    """``run_traced(fn, args)``, measured in the sandbox in the grader; a failed call fails the check."""
+    name = getattr(fn, "__name__", "the function")
+    if fn is None:
+        raise AssertionError("the function is not defined: run the cell that defines it")
+    try:
+        value, report = (getattr(fn, "traced", None) or (lambda *a: run_traced(fn, a)))(*args)
+    except AssertionError:
+        raise
+    except Exception as e:
+        raise AssertionError(f"{name} raised {type(e).__name__}: {str(e)[:300]}") from None
+    if report.get("tampered"):
+        raise AssertionError(f"{name} changed the tracing that this check uses")
+    return value, report
+
+
+def no_autograd(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` runs no backward pass and builds no graph for one (``backward``, ``torch.autograd``,
+    ``requires_grad``, ``torch.func``): what runs is inspected, not the source, so a comment may say
+    anything. Returns the value."""
+    value, report = traced(fn, args)
+    if report.get("autograd"):
+        raise AssertionError(
+            f"{getattr(fn, '__name__', 'the function')} uses autograd (a backward pass, torch.autograd or "
+            "requires_grad ran): multiply the factors yourself"
+        )
+    return value
+
+
+def uses_of(fn: Any, args: tuple, index: int) -> int:
+    """How many torch calls received argument ``index`` of ``fn(*args)`` (or a view or copy of it), by what
+    ran: ``uses_of(loop, (..., steps=2), i) == uses_of(loop, (..., steps=5), i)`` means it is used the same
+    number of times whatever the number of steps (projected once, before the loop)."""
+    return int(traced(fn, args)[1].get("uses", {}).get(str(index), 0))
+
+
+def functions_run(fn: Any, *args: Any) -> set[str]:
+    """The names of the learner's own functions that ran during ``fn(*args)`` (``fn`` itself included): what
+    ran, not what the source mentions, so a name in a comment or in a branch never taken does not count."""
+    return {key.rpartition(":")[0] for key in traced(fn, args)[1].get("entries", {})}
+
+
+def no_python_loops(fn: Any, small: tuple, large: tuple) -> None:
+    """Run on two input sizes and inspect what actually ran: no loop or comprehension in the learner's code
+    (wherever it is: a helper, a decorator), and the same number of torch operations and of calls of the
+    learner's functions for both sizes (a ``map`` or a recursion over the inputs changes them)."""
+    name = getattr(fn, "__name__", "the function")
+    if fn is None:
+        raise AssertionError("the function is not defined: run the cell that defines it")
+    traced = getattr(fn, "traced", None) or (lambda *a: run_traced(fn, a))
+    reports = []
+    for args in (small, large):
+        try:
+            value, report = traced(*args)
+        except AssertionError:
+            raise
+        except Exception as e:
+            raise AssertionError(f"{name} raised {type(e).__name__}: {str(e)[:300]}") from None
+        if value is None:
+            raise AssertionError(
+                f"{name} returned None: replace the `...` by your code and `return` the result"
+            )
+        reports.append(report)
+    if any(r.get("tampered") for r in reports):
+        raise AssertionError(f"{name} changed the tracing that this check uses")
+    if any(r.get("jumps") for r in reports):
+        raise AssertionError(
+            f"{name} uses Python loops (a for, while or comprehension ran, perhaps in a helper): "
+            "compute all batch items, queries and positions at once with batched matrix products (@)"
+        )
+    small_report, large_report = reports
+    if small_report.get("ops") == 0:
+        raise AssertionError(f"{name} does not compute anything with torch yet: write its body")
+    if small_report.get("ops") != large_report.get("ops") or small_report.get("entries") != large_report.get(
+        "entries"
+    ):
+        raise AssertionError(
+            f"{name} does more work in Python for larger inputs ({small_report.get('ops')} torch operations "
+            f"for the small input, {large_report.get('ops')} for the larger one): a Python loop, map or "
+            "recursion over the inputs. Compute all batch items, queries and positions at once"
+        )
