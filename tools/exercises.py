@@ -53,14 +53,30 @@ SOLUTION_LINE = re.compile(r"^(\s*)# (BEGIN|END) SOLUTION\s*$")
 GIVEN_LINE = re.compile(r"^(\s*)# (BEGIN|END) GIVEN\s*$")
 
 
+# What grader.check needs of otter-grader in Colab: otter without its dependencies (they would replace Colab's
+# ipywidgets 7.7 by 8 and add about 40 packages, Sphinx and a headless browser among them, for the teacher's
+# tools), the three small packages its checking code imports, and four common ones Colab already has (pip
+# installs them only where missing). Measured: this alone runs otter.Notebook.check (tests/colab).
+OTTER_CHECK_PACKAGES = [
+    f"otter-grader=={OTTER_VERSION}",
+    "fica==0.4.1",
+    "ipylab==1.1.0",
+    "python-frontmatter==1.3.0",
+]
+OTTER_CHECK_COMMON = ["dill", "pandas", "pyyaml", "wrapt>=1.16,<2"]
+
+
 def grading_cell_source(set_name: str) -> str:
-    otter = OTTER_VERSION  # a short name keeps the pip line of the cell under the line length
+    otter, common = json.dumps(OTTER_CHECK_PACKAGES), ", ".join(json.dumps(p) for p in OTTER_CHECK_COMMON)
     return f'''# grader.check("q1") runs the public tests of q1 (otter-grader; installed here in Colab).
 import subprocess
 import sys
 
-if "google.colab" in sys.modules:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader=={otter}"], check=True)
+if "google.colab" in sys.modules:  # otter-grader's checking part only: Colab keeps its own widgets
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    otter = {otter}
+    subprocess.run([*pip, "--no-deps", *otter], check=True)
+    subprocess.run([*pip, {common}], check=True)  # installs only what is missing
 
 from attnlib import grading
 
