@@ -73,7 +73,7 @@ import subprocess
 import sys
 
 if "google.colab" in sys.modules:  # otter-grader's checking part only: Colab keeps its own widgets
-    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-warn-conflicts"]
     otter = {otter}
     subprocess.run([*pip, "--no-deps", *otter], check=True)
     subprocess.run([*pip, {common}], check=True)  # installs only what is missing
