@@ -1,8 +1,11 @@
 """Fixtures for testing the built website as a reader meets it: in a headless browser with no network."""
 
+import json
 import os
+import re
 import shutil
 import subprocess
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -52,3 +55,22 @@ def browser(tmp_path_factory):
         return done.stdout, done.stderr
 
     return render
+
+
+@pytest.fixture(scope="session")
+def run_in_page(browser):
+    """Render ``html`` saved as ``page`` with ``script`` injected before ``</body>``; return the JSON that the
+    script writes into ``<div id="{result_id}">`` (a div: the theme rewrites <pre> elements). Save the copy
+    beside the real page, so that its relative assets load; it is removed afterwards."""
+
+    def run(page: Path, html: str, script: str, result_id: str):
+        page.write_text(html.replace("</body>", script + "</body>", 1))
+        try:
+            dom, console = browser(page)
+        finally:
+            page.unlink()
+        found = re.search(rf'<div id="{result_id}"[^>]*>(.*?)</div>', dom, re.S)
+        assert found, f"the injected script did not run: a script error on the page?\n{console[-2000:]}"
+        return json.loads(unescape(found[1]))
+
+    return run

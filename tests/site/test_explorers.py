@@ -12,7 +12,6 @@ import itertools
 import json
 import math
 import re
-from html import unescape
 from pathlib import Path
 
 import matplotlib
@@ -45,16 +44,9 @@ DRIVER = """<script>(function () {
 })();</script>"""
 
 
-def move_controls(browser, page: Path, html: str, plan: list[dict]) -> dict:
+def move_controls(run_in_page, page: Path, html: str, plan: list[dict]) -> dict:
     """Load ``html`` as ``page`` with the driver injected; return the explorer count and each figure shown."""
-    page.write_text(html.replace("</body>", DRIVER.replace("PLAN", json.dumps(plan)) + "</body>", 1))
-    try:
-        dom, _ = browser(page)
-    finally:
-        page.unlink()
-    found = re.search(r'<div id="attnlib-explorer-results"[^>]*>(.*?)</div>', dom, re.S)
-    assert found, "the driver did not run: a script error on the page?"
-    return json.loads(unescape(found[1]))
+    return run_in_page(page, html, DRIVER.replace("PLAN", json.dumps(plan)), "attnlib-explorer-results")
 
 
 def control_input(control: dict, value):
@@ -99,7 +91,7 @@ def check(shown: list[dict], expected: list[bytes], snapped: list[bool]) -> list
     return problems
 
 
-def explore_page(browser, page: Path, html: str, payloads: list[dict]) -> list[str]:
+def explore_page(run_in_page, page: Path, html: str, payloads: list[dict]) -> list[str]:
     plan, expected, snapped = [], [], []
     for k, data in enumerate(payloads):
         for values in settings(data["controls"]):
@@ -107,7 +99,7 @@ def explore_page(browser, page: Path, html: str, payloads: list[dict]) -> list[s
             plan.append({"explorer": k, "inputs": inputs})
             expected.append(base64.b64decode(data["frames"][frame_index(data["controls"], values)]))
             snapped.append(any(values[c["name"]] not in c["frames"] for c in data["controls"]))
-    moved = move_controls(browser, page, html, plan)
+    moved = move_controls(run_in_page, page, html, plan)
     assert moved["count"] == len(payloads), "the page and the notebook hold different explorers"
     return check(moved["results"], expected, snapped)
 
@@ -131,12 +123,12 @@ def _page(body: str) -> str:
     return f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{body}</body></html>"
 
 
-def test_a_static_explorer_shows_the_figure_python_draws_for_the_values_set(toy, browser, tmp_path):
+def test_a_static_explorer_shows_the_figure_python_draws_for_the_values_set(toy, run_in_page, tmp_path):
     tries = [{"a": 1.5, "kind": "square"}, {"a": 0.75, "kind": "line"}, {"a": 0.8, "kind": "line"}]
     plan = [
         {"explorer": 0, "inputs": {"a": v["a"], "kind": ["line", "square"].index(v["kind"])}} for v in tries
     ]
-    moved = move_controls(browser, tmp_path / "toy.html", _page(toy.static_html()), plan)
+    moved = move_controls(run_in_page, tmp_path / "toy.html", _page(toy.static_html()), plan)
     # drawn again here, not read from the page; 0.8 lies between the frames 0.75 and 1.0: it snaps to 0.75
     expected = [
         toy.frame(a=1.5, kind="square"),
@@ -147,7 +139,7 @@ def test_a_static_explorer_shows_the_figure_python_draws_for_the_values_set(toy,
     assert "a = 0.80 is shown at 0.75" in moved["results"][2]["note"]
 
 
-def test_every_grid_point_of_a_static_explorer_shows_its_own_frame(toy, browser, tmp_path):
+def test_every_grid_point_of_a_static_explorer_shows_its_own_frame(toy, run_in_page, tmp_path):
     data = json.loads(DATA.search(toy.static_html())[1])
     grid = [
         dict(zip(("a", "kind"), p, strict=True))
@@ -157,11 +149,11 @@ def test_every_grid_point_of_a_static_explorer_shows_its_own_frame(toy, browser,
         {"explorer": 0, "inputs": {c["name"]: control_input(c, v[c["name"]]) for c in data["controls"]}}
         for v in grid
     ]
-    moved = move_controls(browser, tmp_path / "grid.html", _page(toy.static_html()), plan)
+    moved = move_controls(run_in_page, tmp_path / "grid.html", _page(toy.static_html()), plan)
     assert check(moved["results"], [toy.frame(**v) for v in grid], [False] * len(grid)) == []
 
 
-def test_a_page_that_shows_the_wrong_frames_is_caught(toy, browser, tmp_path):
+def test_a_page_that_shows_the_wrong_frames_is_caught(toy, run_in_page, tmp_path):
     """Positive control: the same explorer with its frames stored in reverse order fails the check."""
     html = toy.static_html()
     data = json.loads(DATA.search(html)[1])
@@ -170,7 +162,7 @@ def test_a_page_that_shows_the_wrong_frames_is_caught(toy, browser, tmp_path):
         json.dumps(data["frames"][::-1], separators=(",", ":")),
     )
     assert broken != html
-    problems = explore_page(browser, tmp_path / "broken.html", _page(broken), [data])
+    problems = explore_page(run_in_page, tmp_path / "broken.html", _page(broken), [data])
     assert any("another figure" in p for p in problems)
 
 
@@ -188,12 +180,14 @@ CHAPTERS = sorted(p.stem for p in (ROOT / "chapters").glob("*.ipynb"))
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_every_explorer_of_a_chapter_page_redraws_offline_as_python_drew_it(site, browser, chapter):
+def test_every_explorer_of_a_chapter_page_redraws_offline_as_python_drew_it(site, run_in_page, chapter):
     payloads = _notebook_explorers(chapter)
     if not payloads:
         source = (ROOT / "chapters" / f"{chapter}.ipynb").read_text()
         assert not re.search(r"\bexplore\(|_explorer\(", source), "an explorer was stored without its frames"
         pytest.skip(f"{chapter} has no explorer")
     html = (site / "chapters" / f"{chapter}.html").read_text()
-    problems = explore_page(browser, site / "chapters" / f"_explorer_check_{chapter}.html", html, payloads)
+    problems = explore_page(
+        run_in_page, site / "chapters" / f"_explorer_check_{chapter}.html", html, payloads
+    )
     assert problems == []

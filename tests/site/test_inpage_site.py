@@ -4,7 +4,6 @@ network, each gives the Python model's greedy output and its attention weights w
 import json
 import random
 import re
-from html import unescape
 from pathlib import Path
 
 import pytest
@@ -36,7 +35,7 @@ def _inputs(spec: dict) -> list[str]:
     return [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(20)]
 
 
-def _type_into_page(site: Path, browser, page: str) -> tuple[dict, list[dict]]:
+def _type_into_page(site: Path, run_in_page, page: str) -> tuple[dict, list[dict]]:
     html = (site / f"{page}.html").read_text()
     boxes = {box: json.loads(spec.replace("<\\/", "</")) for box, spec in SPEC.findall(html)}
     assert boxes, f"{page} has no in-page model"
@@ -54,26 +53,19 @@ window.addEventListener("load", () => {{
                      cells: box.querySelectorAll(".inpage-map td[title]").length}});
     }}
   }}
-  const out = document.createElement("div");  // a div: the theme rewrites <pre> elements
+  const out = document.createElement("div");
   out.id = "inpage-results";
   out.textContent = JSON.stringify(results);
   document.body.appendChild(out);
 }});
-</script></body>"""
+</script>"""
     copy = site / f"{page}_inpage_test.html"  # beside the page, so that its relative assets load
-    copy.write_text(html.replace("</body>", script, 1))
-    try:
-        dom, console = browser(copy)
-    finally:
-        copy.unlink()
-    found = re.search(r'<div id="inpage-results">(.*?)</div>', dom, re.S)
-    assert found, console[-2000:]
-    return boxes, json.loads(unescape(found.group(1)))
+    return boxes, run_in_page(copy, html, script, "inpage-results")
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_MODELS)
-def test_the_page_model_gives_the_python_models_output_and_weights(site, browser, page):
-    boxes, results = _type_into_page(site, browser, page)
+def test_the_page_model_gives_the_python_models_output_and_weights(site, run_in_page, page):
+    boxes, results = _type_into_page(site, run_in_page, page)
     models = {box: inpage.model_from_spec(spec) for box, spec in boxes.items()}
     assert len(results) >= 20
     for row in results:
