@@ -4,7 +4,7 @@
 //   encoder   →h_s, ←h_s = GRU over emb(x_s) both ways;  h_s = [→h_s; ←h_s];  s_0 = tanh(W_init ←h_1)
 //   bahdanau  e_t = vᵀ tanh(W_q s_{t-1} + W_k h_s);  α_t = softmax(e_t);  c_t = Hᵀα_t
 //             s_t = ContextGRUCell(emb(y_{t-1}), c_t, s_{t-1});  logits = W_y tanh(W_o [s_t; c_t; emb(y_{t-1})])
-//   luong     s_t = GRU([emb(y_{t-1}); s~_{t-1}], s_{t-1});  e_t = s_tᵀ W h_s (general) or s_tᵀ h_s (dot)
+//   luong     s_t = GRU([emb(y_{t-1}); s~_{t-1}], s_{t-1});  e_t = s_tᵀ (W h_s) (general) or s_tᵀ h_s (dot)
 //             c_t = Hᵀ softmax(e_t);  s~_t = tanh(W_c [c_t; s_t]);  logits = W_s s~_t
 // Greedy: y_t = argmax logits, until <eos> or 2 S + 10 steps (attnlib.seq2seq.decoding.greedy).
 (function () {
@@ -63,7 +63,7 @@
     const fwd = runGru(P, "encoder.rnn.", xs, "_l0", zero);
     const bwd = runGru(P, "encoder.rnn.", xs.slice().reverse(), "_l0_reverse", zero).reverse();
     const H = fwd.map((f, s) => f.concat(bwd[s]));
-    const s0 = m.spec.bridge === "learned"
+    const s0 = m.cfg.bridge === "learned"
       ? matvec(P["encoder.W_init.weight"], bwd[0], P["encoder.W_init.bias"]).map(Math.tanh)
       : fwd[fwd.length - 1].concat(bwd[0]);
     return { H, s0 };
@@ -94,31 +94,27 @@
   }
   function luongStep(m, y, st) {
     const P = m.P, emb = row(P["decoder.embed.weight"], y);
-    const x = m.spec.input_feed ? emb.concat(st.sTilde) : emb;
+    const x = m.cfg.input_feed ? emb.concat(st.sTilde) : emb;
     const s = runGru(P, "decoder.rnn.", [x], "_l0", st.s)[0];
-    const query = m.spec.score === "general" ? matvec({ shape: [P["decoder.score.W"].shape[1], s.length],
-      data: transpose(P["decoder.score.W"]) }, s) : s; // e = s_tᵀ W h = (Wᵀ s_t)ᵀ h
-    const e = st.H.map((h) => h.reduce((acc, hv, k) => acc + hv * query[k], 0));
+    const e = st.keys.map((k) => k.reduce((acc, kv, i) => acc + kv * s[i], 0)); // e_{t,s} = s_tᵀ (W h_s)
     const { alpha, c } = attend(e, st.H);
     const sTilde = matvec(P["decoder.W_c.weight"], c.concat(s), P["decoder.W_c.bias"]).map(Math.tanh);
     const logits = matvec(P["decoder.W_s.weight"], sTilde, P["decoder.W_s.bias"]);
     return { logits, alpha, st: { ...st, s, sTilde } };
   }
-  function transpose(W) {
-    const [rows, cols] = W.shape, out = new Array(rows * cols);
-    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) out[j * rows + i] = W.data[i * cols + j];
-    return out;
-  }
-
   function translate(m, text) {
     const tokens = m.spec.tokens === "chars" ? Array.from(text) : text.trim().split(/\s+/).filter(Boolean);
     if (tokens.length === 0) return { source: [], output: [], outputIds: [], weights: [] };
     const ids = tokens.map((t) => (t in m.srcIndex ? m.srcIndex[t] : UNK));
     const { H, s0 } = encode(m, ids);
     let st = { H, s: s0 };
-    if (m.spec.kind === "bahdanau") st.keys = H.map((h) => matvec(m.P["decoder.score.W_k"], h));
-    else st.sTilde = new Array(s0.length).fill(0);
-    const step = m.spec.kind === "bahdanau" ? bahdanauStep : luongStep;
+    // What the score reads of each h_s, once per sentence: W_k h_s (additive), W h_s (general), h_s (dot).
+    if (m.cfg.kind === "bahdanau") st.keys = H.map((h) => matvec(m.P["decoder.score.W_k"], h));
+    else {
+      st.keys = m.cfg.score === "general" ? H.map((h) => matvec(m.P["decoder.score.W"], h)) : H;
+      st.sTilde = new Array(s0.length).fill(0);
+    }
+    const step = m.cfg.kind === "bahdanau" ? bahdanauStep : luongStep;
     const output = [], outputIds = [], weights = [];
     let y = SOS;
     for (let t = 0; t < 2 * tokens.length + 10; t++) {
@@ -136,7 +132,7 @@
   function load(spec) {
     const srcIndex = {};
     spec.src_itos.forEach((t, i) => { srcIndex[t] = i; }); // as Vocab.id: specials included
-    return { spec, P: params(spec), srcIndex };
+    return { spec, cfg: spec.config, P: params(spec), srcIndex };
   }
 
   // The page: a text box, the output, and the alignment map as a table of shaded cells (row t, column s).

@@ -23,6 +23,7 @@ import dataclasses
 import hashlib
 import html
 import json
+import math
 from importlib import resources
 
 import torch
@@ -63,11 +64,7 @@ def spec(model, src_vocab, tgt_vocab, tokens: str = "chars") -> dict:
         if p.is_floating_point()
     }
     return {
-        "config": dataclasses.asdict(cfg),  # for model_from_spec: the page's model, rebuilt in Python
-        "kind": cfg.kind,
-        "score": cfg.score,
-        "input_feed": cfg.input_feed,
-        "bridge": cfg.bridge,
+        "config": dataclasses.asdict(cfg),  # the switches the engine reads, and all model_from_spec needs
         "tokens": tokens,
         "src_itos": list(src_vocab.itos),
         "tgt_itos": list(tgt_vocab.itos),
@@ -102,7 +99,8 @@ def demo(
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    data = json.dumps(spec(model, src_vocab, tgt_vocab, tokens), separators=(",", ":"))
+    model_spec = spec(model, src_vocab, tgt_vocab, tokens)
+    data = json.dumps(model_spec, separators=(",", ":"))
     box = "inpage-" + hashlib.sha256(data.encode()).hexdigest()[:12]  # stable: re-running gives the same page
     safe_json = data.replace("</", "<\\/")  # JSON allows \\/; the page's parser must not see </script>
     vocabulary = ""
@@ -110,7 +108,7 @@ def demo(
         known = " ".join(html.escape(t) for t in src_vocab.itos if t not in SPECIALS)
         summary = f"the {len(src_vocab) - len(SPECIALS)} words it knows"
         vocabulary = f"\n<details><summary>{summary}</summary>{known}</details>"
-    n_weights = sum(p.numel() for p in model.state_dict().values() if p.is_floating_point())
+    n_weights = sum(math.prod(p["shape"]) for p in model_spec["params"].values())
     page = f"""<div id="{box}" class="attnlib-inpage">
 <label>{html.escape(prompt)}: <input type="text" value="{html.escape(text, quote=True)}" size="32"></label>
 <p>greedy output: <code class="inpage-output"></code></p>
@@ -147,9 +145,10 @@ def model_from_spec(spec: dict):
 
     src_vocab, tgt_vocab = (Vocab(spec[key][len(SPECIALS) :]) for key in ("src_itos", "tgt_itos"))
     options = {k: v for k, v in spec["config"].items() if k not in ("kind", "src_vocab", "tgt_vocab")}
-    if spec["kind"] != "luong":
+    kind = spec["config"]["kind"]
+    if kind != "luong":
         options = {k: v for k, v in options.items() if k not in LUONG_ONLY}
-    model = build_model(spec["kind"], src_vocab, tgt_vocab, device="cpu", **options)
+    model = build_model(kind, src_vocab, tgt_vocab, device="cpu", **options)
     state = {
         name: torch.frombuffer(bytearray(base64.b64decode(p["data"])), dtype=torch.float32).reshape(
             p["shape"]
