@@ -14,6 +14,7 @@ Models and lessons:
     attnlib.analysis  reading alignment maps (ch. 8)     attnlib.grading  graded exercises
     attnlib.classifier  the recall classifier (ch. 1)    attnlib.modes    evaluating(model)
     attnlib.explorer  explore(draw, **controls): a widget in a kernel, precomputed frames on the website
+    attnlib.pretrained  three of the chapters' trained models, shipped for the exercises (no download)
 
 Plotting, widgets and BLEU import matplotlib, ipywidgets and sacrebleu when first used, not here.
 """
@@ -31,6 +32,7 @@ from attnlib import (
     metrics,
     notebook,
     plotting,
+    pretrained,
     probe,
     rnn,
     scores,
@@ -66,6 +68,7 @@ __all__ = [
     "masked_softmax",
     "notebook",
     "plotting",
+    "pretrained",
     "probe",
     "rnn",
     "scores",

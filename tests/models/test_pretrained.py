@@ -1,0 +1,78 @@
+"""The trained models shipped in attnlib: what the exercises load is each chapter's own seed-0 model."""
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from attnlib import inpage, metrics, pretrained
+from attnlib.data import make_batches
+from attnlib.seq2seq.decoding import decode_batches
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = sorted(pretrained.RECIPES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_loads_in_milliseconds_with_the_vocabularies_of_its_data(name):
+    start = time.perf_counter()
+    model, src_vocab, tgt_vocab = pretrained.load_model(name)
+    assert time.perf_counter() - start < 5  # generous: milliseconds on the course machine
+    assert not model.training and all(p.device.type == "cpu" for p in model.parameters())
+    _, task = pretrained.load(name)
+    assert task.src_vocab == src_vocab and task.tgt_vocab == tgt_vocab
+
+
+@pytest.mark.parametrize(("name", "at_least"), [("dates", 0.99), ("toy_translation", 0.9)])
+def test_the_attention_models_are_trained(name, at_least):
+    model, task = pretrained.load(name)
+    batches = make_batches(task.test[:300], task.src_vocab, task.tgt_vocab, 300)
+    out = decode_batches(model, batches)
+    refs = [task.tgt_vocab.encode(p.tgt) for b in batches for p in b.examples]
+    assert metrics.exact_match(out.tokens, refs) >= at_least
+
+
+@pytest.mark.parametrize(
+    ("name", "chapter"), [("dates", "04_bahdanau_attention"), ("toy_translation", "08_translation")]
+)
+def test_it_is_the_model_the_chapter_puts_in_its_page(name, chapter):
+    """Chapters 4 and 8 store their seed-0 model's weights in the page (attnlib.inpage): the same weights."""
+    nb = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())
+    pages = [
+        m.group(1)
+        for cell in nb["cells"]
+        for out in cell.get("outputs", [])
+        for m in [
+            re.search(
+                r'class="inpage-spec">(.*?)</script>', "".join(out.get("data", {}).get("text/html", "")), re.S
+            )
+        ]
+        if m
+    ]
+    assert len(pages) == 1
+    in_page, _, _ = inpage.model_from_spec(json.loads(pages[0]))
+    shipped, _, _ = pretrained.load_model(name)
+    for key, value in shipped.state_dict().items():
+        assert torch.equal(value, in_page.state_dict()[key]), key
+
+
+def test_an_unknown_name_is_refused_by_name():
+    with pytest.raises(ValueError, match="name must be one of"):
+        pretrained.load_model("dates2")
+
+
+@pytest.mark.slow
+def test_retraining_gives_the_shipped_weights_bit_for_bit():
+    run = subprocess.run(
+        [sys.executable, "tools/pretrained.py", "check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
