@@ -118,7 +118,8 @@ def _package_copy(switch_off: list[str]) -> tuple[Path, Path]:
         ignore=lambda folder, names: [
             n
             for n in names
-            if not (Path(folder, n).is_dir() or n.endswith((".py", ".json", ".txt"))) or n == "__pycache__"
+            if not (Path(folder, n).is_dir() or n.endswith((".py", ".json", ".txt", ".pt")))
+            or n == "__pycache__"
         ],
     )
     _blank(copy / "attnlib", package, switch_off)
