@@ -10,6 +10,7 @@ import contextlib
 import importlib
 import inspect
 import textwrap
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,6 +44,20 @@ from attnlib.grading.tracing import (  # noqa: F401
 # True in the teacher's grader: the sandbox already switches attnlib functions off for the learner's code, and
 # the grader's own attnlib must stay intact for the reference values (tests of several learners run at once).
 GRADING = False
+
+_ONCE: dict[str, Any] = {}
+_ONCE_LOCK = threading.Lock()
+
+
+def once(key: str, compute: Any) -> Any:
+    """``compute()`` the first time ``key`` is asked for in this process, the same value after: data that the
+    tests of every submission share (a trained model's outputs and maps), computed by the tests themselves,
+    never by a learner's code. The grader runs the tests of several submissions in threads of one process,
+    and a set's test file is executed afresh for every submission: without this, each would recompute it."""
+    with _ONCE_LOCK:
+        if key not in _ONCE:
+            _ONCE[key] = compute()
+        return _ONCE[key]
 
 
 def tensor(
