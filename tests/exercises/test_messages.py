@@ -56,7 +56,7 @@ CODE_PATTERNS = [
         r"flip|cumsum|logsumexp|where|item|linalg|chunk|split|narrow|index_select|diag_embed)\(",
         "a torch function called by name (transpose(...), cat(...))",
     ),
-    (r"\[[^\]\n]*(:|\.\.\.)[^\]\n]*\]", "slicing ([:, i], [..., perm, :])"),
+    (r"\[[^\]\n]*:[^\]\n]*\]|\[\s*\.\.\.\s*,", "slicing ([:, i], [..., perm, :])"),
     (r"\w\[-\w*\]", "negative indexing ([-k])"),
     (r"\bfloat\(", "a float(...) literal"),
     (r"(?<![\w])-inf\b", "minus infinity written as code (-inf)"),
@@ -287,6 +287,7 @@ WORDS_AND_MATHS = [
     "Wᵀ for W: the transpose of W",
     "the slope is log ρ(W_h) = -0.12 per step",
     "the last axis, dimension -1",
+    "the heads concatenated, [head_1; ...; head_h] W_oᵀ",
 ]
 
 
