@@ -274,11 +274,12 @@ SETS = {
         "trust": [
             (
                 "copies_the_public_tests_reference",
-                "q4's luong_output is the public tests' own reference helper (luong_reference), shipped with "
-                "attnlib: it calls attnlib's LuongDecoder, which is switched off while grading",
+                "q4's padded_cross_entropy is the public tests' own reference helper (loss_reference), shipped "
+                "with attnlib: the public file holds only its values for the public examples (checks.recorded), "
+                "and the real helper calls attnlib's training loss, which is switched off while grading",
                 {
                     "q4": COPY_PUBLIC
-                    + "\n\n\nluong_output = _public_helper('03_dot_product_attention', 'q4', 'luong_reference')"
+                    + "\n\n\npadded_cross_entropy = _public_helper('03_dot_product_attention', 'q4', 'loss_reference')"
                 },
                 {"q4": 0},
             ),
@@ -446,22 +447,24 @@ SETS = {
         "switch_off": [],
         "trust": [
             (
-                "stateful_one_step_right_once_per_input",
-                "q1's one_step is right the first time it sees an input and returns its own previous weights "
-                "after: every test calls it once per input, so only the contract's repeated call shows it",
+                "stateful_location_attention_right_once_per_input",
+                "q1's location_attention is right the first time it sees an input and returns its own previous "
+                "weights reversed after: every test calls it once per input, so only the contract's repeated call "
+                "shows it",
                 {
                     "q1": "_seen = {}\n\n\n"
-                    "def one_step(s, H):\n"
-                    "    e = H @ s\n"
-                    "    alpha = torch.softmax(e, dim=-1)\n"
-                    "    key = (tuple(s.tolist()), tuple(H.flatten().tolist()))\n"
+                    "def location_attention(Q, W_a, H, src_lengths):\n"
+                    "    S = H.shape[1]\n"
+                    "    real = torch.arange(S) < src_lengths[:, None]\n"
+                    "    weights = masked_softmax(Q @ W_a[:S].T, real[:, None, :])\n"
+                    "    key = (tuple(Q.flatten().tolist()), tuple(H.flatten().tolist()))\n"
                     "    if key in _seen:\n"
-                    "        alpha = _seen[key].flip(-1)\n"
-                    "    _seen[key] = alpha\n"
-                    "    return e, alpha, H.T @ alpha",
+                    "        weights = _seen[key].flip(-1)\n"
+                    "    _seen[key] = weights\n"
+                    "    return weights @ H, weights",
                 },
                 {"q1": 0},
-                {"contract": {"one_step": "repeat"}},
+                {"contract": {"location_attention": "repeat"}},
             ),
             (
                 "copies_the_public_tests_reference",
