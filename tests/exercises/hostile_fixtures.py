@@ -234,20 +234,25 @@ SETS = {
         ],
     },
     "02_bottleneck": {  # the copy of a public reference that was plain torch
-        "full": {"q1": 2, "q2": 3, "q3": 2},
+        "full": {"q1": 2, "q2": 3, "q3": 3},
         "victim": None,
         "switch_off": [],
         "trust": [
             (
                 "copies_the_public_tests_reference",
-                "q3's recovery_summary is the public tests' summary_reference, which computed the answer in plain "
-                "torch: the public file now holds only its values for the public example (checks.recorded)",
+                "q3's probe_accuracy is the public tests' accuracy_reference: the public file holds only its "
+                "values for the public example (checks.recorded), so it answers nothing else",
                 {
                     "q3": COPY_PUBLIC
-                    + "\n\n\nrecovery_summary = _public_helper('02_bottleneck', 'q3', 'summary_reference')\n"
-                    "forgets = 'middle'"
+                    + "\n\n\nprobe_accuracy = _public_helper('02_bottleneck', 'q3', 'accuracy_reference')\n"
+                    "acc_c = torch.tensor([probe_accuracy(c_train, x_train[:, s], c_test, x_test[:, s], len(vocab), 1e-3) "
+                    "for s in range(S)])\n"
+                    "acc_h = torch.tensor([probe_accuracy(H_train[:, s], x_train[:, s], H_test[:, s], x_test[:, s], "
+                    "len(vocab), 1e-3) for s in range(S)])\n"
+                    "worst_position = int(acc_c.argmin()) + 1\n"
+                    "kept_by_c = (torch.nonzero(acc_c >= 0.9).flatten() + 1).tolist()"
                 },
-                {"q3": 0.5},  # forgets is right
+                {"q3": 0},
             ),
         ],
     },
