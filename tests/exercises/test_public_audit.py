@@ -21,12 +21,17 @@ from attnlib.grading import checks
 
 @contextlib.contextmanager
 def switched_off(dotted_names):
-    """The set's switch_off list, by module attribute (the grader's sandbox does more: by identity)."""
+    """The set's switch_off list, by module or class attribute (a method such as
+    ``attnlib.layers.AdditiveScore.forward``; the grader's sandbox does more: by identity)."""
     saved = []
     for dotted in dotted_names:
-        module_name, _, attr = dotted.rpartition(".")
+        owner_name, _, attr = dotted.rpartition(".")
         with contextlib.suppress(ImportError, AttributeError):
-            module = importlib.import_module(module_name)
+            try:
+                module = importlib.import_module(owner_name)
+            except ImportError:  # a method: the owner is a class of a module
+                module_name, _, class_name = owner_name.rpartition(".")
+                module = getattr(importlib.import_module(module_name), class_name)
             saved.append((module, attr, getattr(module, attr)))
 
             def off(*args, _dotted=dotted, **kwargs):
