@@ -62,8 +62,8 @@ def bwrap_path() -> str | None:
 
 # ------------------------------------------------------------------------------------------- the filesystem
 def _blank(copy: Path, package: Path, switch_off: list[str]) -> None:
-    """In the copy of attnlib, replace the source of every switched-off attnlib function or class by one that
-    fails: reloading a module or executing its file gives back nothing that is switched off."""
+    """In the copy of attnlib, replace the source of every switched-off attnlib function, class or method by
+    one that fails: reloading a module or executing its file gives back nothing that is switched off."""
     import ast
     import inspect
 
@@ -79,21 +79,26 @@ def _blank(copy: Path, package: Path, switch_off: list[str]) -> None:
             relative = source.relative_to(package)
         except (TypeError, ValueError, OSError):
             continue
-        edits.setdefault(copy / relative, {})[obj.__name__] = switched_off_message(dotted)
+        # a method (attnlib.layers.AdditiveScore.forward) is keyed "AdditiveScore.forward"
+        edits.setdefault(copy / relative, {})[obj.__qualname__] = switched_off_message(dotted)
     for path, names in edits.items():
         try:  # a module that moved since it was imported: its functions are still switched off in memory
             lines = path.read_text().split("\n")
             tree = ast.parse("\n".join(lines))
         except (OSError, SyntaxError, ValueError):
             continue
-        nodes = [
-            node
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        nodes = [(node.name, node) for node in tree.body if isinstance(node, defs) and node.name in names]
+        nodes += [
+            (f"{node.name}.{method.name}", method)
             for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in names
+            if isinstance(node, ast.ClassDef)
+            for method in node.body
+            if isinstance(method, defs[:2]) and f"{node.name}.{method.name}" in names
         ]
-        for node in sorted(nodes, key=lambda n: n.lineno, reverse=True):
+        for qualname, node in sorted(nodes, key=lambda n: n[1].lineno, reverse=True):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
-            message = names[node.name]
+            message, indent = names[qualname], " " * node.col_offset
             if isinstance(node, ast.ClassDef):
                 stub = [
                     f"class {node.name}:",
@@ -101,7 +106,10 @@ def _blank(copy: Path, package: Path, switch_off: list[str]) -> None:
                     f"        raise RuntimeError({message!r})",
                 ]
             else:
-                stub = [f"def {node.name}(*args, **kwargs):", f"    raise RuntimeError({message!r})"]
+                stub = [
+                    f"{indent}def {node.name}(*args, **kwargs):",
+                    f"{indent}    raise RuntimeError({message!r})",
+                ]
             lines[first : node.end_lineno] = stub
         path.write_text("\n".join(lines))
 
