@@ -316,7 +316,7 @@ SETS = {
         ],
     },
     "04_bahdanau_attention": {  # attnlib.chunked_additive, the additive fast path, by every road
-        "full": {"q1": 2, "q2": 3, "q3": 3},
+        "full": {"q1": 2, "q2": 3, "q3": 3, "q4": 2.5, "q5": 3},
         "victim": None,
         "switch_off": [
             (
@@ -341,7 +341,7 @@ SETS = {
                     "        states.append(s)\n"
                     "    return torch.stack(weights, 1), torch.stack(states, 1)",
                 },
-                {"q1": 0, "q2": 0},
+                {"q1": 0, "q2": 0, "q5": 0},  # q5 decodes with q2's scores
             ),
         ],
         "trust": [
@@ -359,7 +359,7 @@ SETS = {
                     "    candidate = torch.tanh(Wy_s + (r * s_prev) @ U.T + Cc_s)\n"
                     "    return z * s_prev + (1 - z) * candidate",
                 },
-                {"q3": 0.5},  # the float64 case
+                {"q3": 0.5, "q5": 0},  # the float64 case; q5's float32 output layer cannot take its float64 state
                 {"contract": {"context_gru_step": "dtype"}},
             ),
         ],
