@@ -389,7 +389,7 @@ SETS = {
         "trust": [],
     },
     "05_luong_attention": {
-        "full": {"q1": 2, "q2": 3, "q3": 2},
+        "full": {"q1": 2, "q2": 3, "q3": 3, "q4": 2},
         "victim": ("q1", "def gaussian(p, S, D):"),
         "switch_off": [
             (
@@ -414,17 +414,20 @@ SETS = {
                 {"q1": 0},
             ),
             (
-                "general_scores_loops_in_a_helper",
-                "q3 right general_scores, one batch item at a time in a helper: its no-loops test fails",
+                "input_feeding_step_loops_in_a_helper",
+                "q3 right input_feeding_step, its scores one source position at a time in a helper: its no-loops "
+                "test fails; the decoder of q4, built on it, still trains",
                 {
-                    "q3": "def _item(s_b, H_b, W_a):\n"
-                    "    return (s_b @ W_a) @ H_b.T\n\n\n"
-                    "def general_scores(s, H, W_a):\n"
-                    "    return torch.stack([_item(s[b], H[b], W_a) for b in range(s.shape[0])])\n\n\n"
-                    "def attentional_state(c, s, W_c, b_c):\n"
-                    "    return torch.tanh(torch.cat([c, s], dim=-1) @ W_c.T + b_c)",
+                    "q3": "def _score(s, h, W_a):\n"
+                    "    return ((s @ W_a) * h).sum(-1)\n\n\n"
+                    "def input_feeding_step(emb_prev, s_prev, s_tilde_prev, H, mask, cell, W_a, W_c, b_c):\n"
+                    "    s = gru_cell(torch.cat([emb_prev, s_tilde_prev], dim=-1), s_prev, cell)\n"
+                    "    scores = torch.stack([_score(s, H[:, j], W_a) for j in range(H.shape[1])], dim=-1)\n"
+                    "    alpha = masked_softmax(scores, mask)\n"
+                    "    context = (alpha[:, None, :] @ H)[:, 0]\n"
+                    "    return s, alpha, torch.tanh(torch.cat([context, s], dim=-1) @ W_c.T + b_c)",
                 },
-                {"q3": 1},
+                {"q3": 2.25},
             ),
         ],
     },
