@@ -432,19 +432,17 @@ SETS = {
         ],
     },
     "08_translation": {
-        "full": {"q1": 2, "q2": 2, "q3": 3, "q4": 3},
-        "victim": ("q4", "def beam_step(beam_scores, log_probs, width):"),
+        "full": {"q1": 2, "q2": 2, "q3": 3, "q4": 3, "q5": 5},
+        "victim": ("q5", "def beam_decode(transitions, width, max_len, alpha=1.0):"),
         "switch_off": [
             (
                 "reaches_beam_step_by_other_roads",
                 "q4 calls attnlib's beam_step and beam_search through reload, gc and a fresh execution of the file",
                 {
-                    "q4": ROADS + "\ndef beam_step(beam_scores, log_probs, width):\n"
-                    "    return _first_working('attnlib.seq2seq.decoding.beam_step', beam_scores, log_probs, width)\n\n\n"
-                    "def best_finished(scores, lengths, alpha=1.0):\n"
-                    "    return int(torch.argmax(scores / lengths.to(scores.dtype) ** alpha))",
+                    "q5": ROADS + "\ndef beam_step(beam_scores, log_probs, width):\n"
+                    "    return _first_working('attnlib.seq2seq.decoding.beam_step', beam_scores, log_probs, width)",
                 },
-                {"q4": 0.75},  # best_finished is right
+                {"q5": 0},
             ),
         ],
         "trust": [],
