@@ -34,6 +34,7 @@ from attnlib.grading.contract import (  # noqa: F401
 from attnlib.grading.recorded import from_data, recorded, reference, to_data  # noqa: F401
 from attnlib.grading.tracing import (  # noqa: F401
     functions_run,
+    largest_output,
     no_autograd,
     no_python_loops,
     run_traced,

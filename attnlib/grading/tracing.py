@@ -1,9 +1,9 @@
 """What a learner's function ran: the checks that look at execution, not at the source text.
 
 ``run_traced`` runs a function and reports the loops its own code took and the torch operations it called;
-``no_autograd``, ``uses_of``, ``functions_run`` and ``no_python_loops`` read that report. In the teacher's
-grader the sandbox runs the same tracing in the learner's process and sends the report back. Re-exported by
-``attnlib.grading.checks``, where the tests reach them.
+``no_autograd``, ``uses_of``, ``functions_run``, ``largest_output`` and ``no_python_loops`` read that report.
+In the teacher's grader the sandbox runs the same tracing in the learner's process and sends the report back.
+Re-exported by ``attnlib.grading.checks``, where the tests reach them.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ def run_traced(fn: Any, args: tuple, kwargs: dict | None = None) -> tuple[Any, d
 
     roots = _library_roots()
     report: dict[str, Any] = {"ops": 0, "jumps": 0, "entries": {}, "tampered": False, "autograd": 0}
+    report["largest"] = 0  # elements of the largest tensor memory a torch call made (not the arguments')
+    given = {_storage(t)[0] for t in tensors_in([args, kwargs or {}])} - {-1}
     # uses[i]: torch calls that received tensor argument i, or a view or copy of it (U.T, U.clone())
     report["uses"] = {str(i): 0 for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
     tracked = {id(a): str(i) for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
@@ -79,6 +81,10 @@ def run_traced(fn: Any, args: tuple, kwargs: dict | None = None) -> tuple[Any, d
                 tracked[id(value)] = next(iter(used))
                 keep.append(value)  # the id stays this tensor's while the call runs
             outs = tensors_in(value)
+            for t in outs:
+                pointer, elements = _storage(t)
+                if pointer not in given:
+                    report["largest"] = max(report["largest"], elements)
             if name in _AUTOGRAD or any(t.requires_grad for t in outs):
                 report["autograd"] += 1  # a backward pass, or a graph built for one
             return value
@@ -94,6 +100,20 @@ def run_traced(fn: Any, args: tuple, kwargs: dict | None = None) -> tuple[Any, d
             report["tampered"] = sys.gettrace() is not tracer
             sys.settrace(previous)
     return value, report
+
+
+def _storage(t: torch.Tensor) -> tuple[int, int]:
+    """(address, size in elements) of the memory under ``t``: a view or an ``expand`` of a tensor counts as
+    that tensor's memory, not as its own shape."""
+    try:
+        from torch._C import _functorch
+
+        while _functorch.is_functorch_wrapped_tensor(t):  # inside vmap or grad: the tensor it wraps
+            t = _functorch.get_unwrapped(t)
+        storage = t.untyped_storage()
+        return storage.data_ptr(), storage.nbytes() // max(1, t.element_size())
+    except Exception:  # a tensor without ordinary memory (sparse, a functorch wrapper): its own size
+        return -1, t.numel()
 
 
 # torch calls that give the same data in another shape or dtype: a view or a copy of a tracked argument is
@@ -137,6 +157,13 @@ def uses_of(fn: Any, args: tuple, index: int) -> int:
     ran: ``uses_of(loop, (..., steps=2), i) == uses_of(loop, (..., steps=5), i)`` means it is used the same
     number of times whatever the number of steps (projected once, before the loop)."""
     return int(traced(fn, args)[1].get("uses", {}).get(str(index), 0))
+
+
+def largest_output(fn: Any, args: tuple) -> int:
+    """The number of elements of the largest tensor that any torch call made while ``fn(*args)`` ran, by
+    what ran: the memory under each call's results (a view or ``expand`` counts as the memory it views, the
+    arguments' own memory is not counted). What one torch call allocates inside itself is not seen."""
+    return int(traced(fn, args)[1].get("largest", 0))
 
 
 def functions_run(fn: Any, *args: Any) -> set[str]:

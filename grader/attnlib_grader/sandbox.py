@@ -723,13 +723,13 @@ class Sandbox:
         uses = report.get("uses") if isinstance(report, dict) else None
         if not (
             isinstance(report, dict)
-            and all(type(report.get(k)) is int for k in ("ops", "jumps", "autograd"))
+            and all(type(report.get(k)) is int for k in ("ops", "jumps", "autograd", "largest"))
             and type(report.get("tampered")) is bool
             and all(isinstance(d, dict) and len(d) < 10_000 for d in (entries, uses))
             and all(type(v) is int for d in (entries, uses) for v in d.values())
         ):
             raise SandboxError(f"malformed report of the call of {name}")
-        clean = {k: report[k] for k in ("ops", "jumps", "tampered", "autograd")}
+        clean = {k: report[k] for k in ("ops", "jumps", "tampered", "autograd", "largest")}
         clean["entries"] = {str(k)[:200]: v for k, v in entries.items()}
         clean["uses"] = {str(k)[:20]: v for k, v in uses.items()}
         return value, clean
