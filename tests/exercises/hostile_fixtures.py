@@ -359,7 +359,8 @@ SETS = {
                     "    candidate = torch.tanh(Wy_s + (r * s_prev) @ U.T + Cc_s)\n"
                     "    return z * s_prev + (1 - z) * candidate",
                 },
-                {"q3": 0.5, "q5": 0},  # the float64 case; q5's float32 output layer cannot take its float64 state
+                # the float64 case; q5's float32 output layer cannot take its float64 state
+                {"q3": 0.5, "q5": 0},
                 {"contract": {"context_gru_step": "dtype"}},
             ),
         ],
