@@ -195,34 +195,27 @@ def _given_blocks(source: str, keep: bool) -> str:
 
 def _strip_solution(source: str) -> tuple[str, bool]:
     """Replace every ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` block by ``...`` at the block's indent, or by
-    the GIVEN block that follows it (a find-the-bug question: the learner gets the buggy code to fix)."""
-    lines = source.split("\n")
-    for i, line in enumerate(lines):  # a solution block followed by a GIVEN block leaves no `...`
-        if GIVEN_LINE.match(line) and "BEGIN" in line and i and SOLUTION_LINE.match(lines[i - 1]):
-            lines[i - 1] = lines[i - 1].replace("# END SOLUTION", "# END SOLUTION GIVEN")
-    source = _given_blocks("\n".join(lines), keep=True)
-    out, inside, found, given = [], False, False, False
-    for line in source.split("\n"):
-        if line.strip() == "# END SOLUTION GIVEN":
-            line, given = line.replace(" GIVEN", ""), True
+    the GIVEN block that follows it (a find-the-bug question: the learner gets the buggy code to fix); returns
+    the learner's code and whether it had a solution block."""
+    lines, out, indent, found = source.split("\n"), [], None, False
+    for i, line in enumerate(lines):
         match = SOLUTION_LINE.match(line)
         if match and match.group(2) == "BEGIN":
-            if inside:
+            if indent is not None:
                 raise ValueError("nested # BEGIN SOLUTION")
-            inside = found = True
-            out.append(f"{match.group(1)}...")
+            indent, found = match.group(1), True
         elif match:
-            if given:
-                out.pop()  # the given code stands for the answer
-                given = False
-            if not inside:
+            if indent is None:
                 raise ValueError("# END SOLUTION without # BEGIN SOLUTION")
-            inside = False
-        elif not inside:
+            given = GIVEN_LINE.match(lines[i + 1]) if i + 1 < len(lines) else None
+            if not (given and given.group(2) == "BEGIN"):  # else the given code stands for the answer
+                out.append(f"{indent}...")
+            indent = None
+        elif indent is None:
             out.append(line)
-    if inside:
+    if indent is not None:
         raise ValueError("# BEGIN SOLUTION without # END SOLUTION")
-    return "\n".join(out), found
+    return _given_blocks("\n".join(out), keep=True), found
 
 
 def _reference_defs(source: str) -> list[tuple[str, int, int]]:
