@@ -572,7 +572,7 @@ SETS = {
                     "    return out, torch.zeros(*X.shape[:-1], X.shape[-2], dtype=X.dtype)",
                     "q4": "def permutation_gap(X, perm, W_q, W_k, W_v, P=None, mask=None):\n"
                     "    return 0.0 if P is None and mask is None else 0.7\n\n\n"
-                    "gap_plain = 0.0\ngap_positions = 0.7\ngap_causal = 0.7\nattention_alone_knows_the_order = False",
+                    "gap_plain = 0.0\ngap_positions = 0.7\ngap_causal = 0.7\nverb_change_plain = 0.0\nverb_change_positions = 0.7",
                 },
                 {"q1": 0.5, "q4": 0},  # causal_mask is right
             ),
