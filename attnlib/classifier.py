@@ -17,7 +17,6 @@ from torch import nn
 
 from attnlib import _checks
 from attnlib.modes import evaluating
-from attnlib.ranking import TestScores
 from attnlib.train import train
 
 Tensor = torch.Tensor
@@ -88,24 +87,7 @@ def train_classifier(
     return history.train_loss
 
 
-def correct(model: nn.Module, tokens: Tensor, labels: Tensor) -> Tensor:
-    """``(N,)`` bool: whether the classifier's prediction (argmax) of each sequence is its label, in eval
-    mode."""
-    if tokens.shape[:1] != labels.shape:
-        raise ValueError(
-            f"tokens (N, T) and labels (N,) must have the same N, got shapes {tuple(tokens.shape)} and "
-            f"{tuple(labels.shape)}"
-        )
-    with torch.no_grad(), evaluating(model):
-        return model(tokens).argmax(-1) == labels
-
-
 def accuracy(model: nn.Module, tokens: Tensor, labels: Tensor) -> float:
     """Fraction of ``labels`` the classifier predicts (argmax), in eval mode."""
-    return float(correct(model, tokens, labels).float().mean())
-
-
-def accuracy_scores(model: nn.Module, tokens: Tensor, labels: Tensor) -> TestScores:
-    """The accuracy kept per test sequence (1 or 0), for the course's ranking rule (attnlib.ranking):
-    ``float(accuracy_scores(...)) == accuracy(...)``."""
-    return TestScores.mean(correct(model, tokens, labels).double().numpy())
+    with torch.no_grad(), evaluating(model):
+        return float((model(tokens).argmax(-1) == labels).float().mean())

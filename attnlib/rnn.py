@@ -32,7 +32,6 @@ from attnlib import _checks
 # task lives with the data, the classifier in attnlib.classifier, its training in attnlib.train.
 from attnlib.classifier import RecallClassifier as RecallClassifier
 from attnlib.classifier import accuracy as accuracy
-from attnlib.classifier import accuracy_scores as accuracy_scores
 from attnlib.classifier import train_classifier as train_classifier
 from attnlib.data.recall import recall_task as recall_task
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from attnlib.classifier import RecallClassifier, accuracy, accuracy_scores, train_classifier
+from attnlib.classifier import RecallClassifier, accuracy, train_classifier
 from attnlib.data import recall_task
 
 
@@ -52,20 +52,3 @@ def test_train_classifier_leaves_the_global_rng_alone():
 def test_unknown_kind_names_the_valid_ones():
     with pytest.raises(ValueError, match=r"kind must be one of \['gru', 'lstm', 'rnn'\]"):
         RecallClassifier("transformer", 12, 8)
-
-
-def test_accuracy_scores_keep_one_zero_or_one_per_sequence_and_average_to_the_accuracy():
-    tokens, labels = recall_task(40, 3, seed=1)
-    torch.manual_seed(0)
-    model = RecallClassifier("rnn", 12, 8, hidden=8)
-    labels[:20] = model(tokens[:20]).argmax(-1).detach()  # the first 20 right by construction
-    scores = accuracy_scores(model, tokens, labels)
-    assert scores.n_items == 40
-    assert set(scores.items[:, 0].tolist()) <= {0.0, 1.0} and scores.items[:20, 0].sum() == 20
-    assert float(scores) == pytest.approx(accuracy(model, tokens, labels))
-
-
-def test_accuracy_scores_name_mismatched_sizes():
-    tokens, labels = recall_task(5, 2)
-    with pytest.raises(ValueError, match=r"tokens \(N, T\) and labels \(N,\) must have the same N"):
-        accuracy_scores(RecallClassifier("gru", 12, 8, hidden=4), tokens, labels[:4])

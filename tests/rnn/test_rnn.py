@@ -164,7 +164,6 @@ def test_chapter_1_reaches_the_recall_experiment_through_rnn():
     assert rnn.RecallClassifier is classifier.RecallClassifier
     assert rnn.train_classifier is classifier.train_classifier
     assert rnn.accuracy is classifier.accuracy
-    assert rnn.accuracy_scores is classifier.accuracy_scores
 
 
 def test_clip_by_norm_matches_torch_and_keeps_the_direction():
