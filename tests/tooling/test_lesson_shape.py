@@ -18,6 +18,7 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 NOT_YET_CONVERTED = {p.stem for p in CHAPTERS} - {
     "01_rnn_gradients",
     "03_dot_product_attention",
+    "04_bahdanau_attention",
 }
 
 
