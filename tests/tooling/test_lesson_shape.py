@@ -19,6 +19,8 @@ NOT_YET_CONVERTED = {p.stem for p in CHAPTERS} - {
     "01_rnn_gradients",
     "03_dot_product_attention",
     "04_bahdanau_attention",
+    "06_score_functions",
+    "07_matrix_form",
     "08_translation",
     "09_self_attention",
 }
