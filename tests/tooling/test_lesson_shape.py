@@ -15,7 +15,7 @@ from notebooks import ROOT
 
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 # Chapters not yet rewritten with evidence cells (issue 24): each comes off this list when it is.
-NOT_YET_CONVERTED = {p.stem for p in CHAPTERS}
+NOT_YET_CONVERTED = {p.stem for p in CHAPTERS} - {"05_luong_attention"}
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
