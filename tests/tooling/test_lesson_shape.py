@@ -15,7 +15,14 @@ from notebooks import ROOT
 
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 # Chapters not yet rewritten with evidence cells (issue 24): each comes off this list when it is.
-NOT_YET_CONVERTED = {p.stem for p in CHAPTERS} - {"05_luong_attention"}
+NOT_YET_CONVERTED = {p.stem for p in CHAPTERS} - {
+    "01_rnn_gradients",
+    "03_dot_product_attention",
+    "04_bahdanau_attention",
+    "05_luong_attention",
+    "08_translation",
+    "09_self_attention",
+}
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
