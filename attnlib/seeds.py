@@ -15,6 +15,7 @@ share the machine.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 from collections.abc import Callable, Sequence
@@ -80,19 +81,29 @@ def _child(run: Callable[[int], T], seed: int, conn) -> None:
 
 
 def _in_processes(run: Callable[[int], T], seeds: list[int], workers: int) -> list[T]:
-    """Each seed in a fresh fork of this process, ``workers`` at a time, results in the order of ``seeds``."""
+    """Each seed in a fresh fork of this process, ``workers`` at a time, results in the order of ``seeds``.
+
+    A new fork starts as soon as one ends (a slow run does not hold up a free core). What this process has
+    imported, its forks share; so torch's lazy import on the first optimizer (torch._dynamo, about 2 s) is
+    done here once, not once per fork.
+    """
+    import torch._dynamo  # noqa: F401 - imported by the first torch.optim optimizer of every fork otherwise
+
     context = multiprocessing.get_context("fork")
     results: dict[int, T] = {}
-    for first in range(0, len(seeds), workers):
-        running = []
-        for seed in seeds[first : first + workers]:
-            receive, send = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(run, seed, send), daemon=True)
-            process.start()
-            send.close()
-            running.append((seed, process, receive))
-        try:
-            for seed, process, receive in running:
+    waiting = list(seeds)
+    running: dict = {}  # receiving end of a run's pipe -> (its seed, its process)
+    try:
+        while waiting or running:
+            while waiting and len(running) < workers:
+                seed = waiting.pop(0)
+                receive, send = context.Pipe(duplex=False)
+                process = context.Process(target=_child, args=(run, seed, send), daemon=True)
+                process.start()
+                send.close()
+                running[receive] = (seed, process)
+            for receive in multiprocessing.connection.wait(list(running)):
+                seed, process = running.pop(receive)
                 try:
                     status, payload = pickle.loads(receive.recv_bytes())  # plain pickle: no shared memory
                 except EOFError:
@@ -100,6 +111,8 @@ def _in_processes(run: Callable[[int], T], seeds: list[int], workers: int) -> li
                     raise RuntimeError(
                         f"the run with seed {seed} died (exit code {process.exitcode})"
                     ) from None
+                finally:
+                    receive.close()
                 process.join()
                 if status == "error":
                     error = pickle.loads(payload)
@@ -107,12 +120,12 @@ def _in_processes(run: Callable[[int], T], seeds: list[int], workers: int) -> li
                         error.add_note(f"(in the run with seed {seed}, in a separate process)")
                     raise error
                 results[seed] = pickle.loads(payload)
-        finally:  # after an error, the other runs of the batch are not left behind
-            for _, process, receive in running:
-                if process.is_alive():
-                    process.terminate()
-                    process.join()
-                receive.close()
+    finally:  # after an error, the other runs are not left behind
+        for receive, (_, process) in running.items():
+            if process.is_alive():
+                process.terminate()
+            process.join()
+            receive.close()
     return [results[seed] for seed in seeds]
 
 

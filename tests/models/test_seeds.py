@@ -1,6 +1,9 @@
 """Specification of attnlib.seeds: one run per seed, the same results in one process or several."""
 
+import multiprocessing
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -61,6 +64,34 @@ def test_an_error_in_a_run_reaches_the_caller():
 
     with pytest.raises(ValueError, match="seed 1 failed"):
         over_seeds(run, [0, 1], workers=2)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="separate processes need fork (Linux)")
+def test_a_free_process_takes_the_next_seed_while_a_slow_run_goes_on():
+    third_started = multiprocessing.get_context("fork").Event()  # shared by the forks
+
+    def run(seed):
+        if seed == 2:
+            third_started.set()
+        if seed == 0:  # the slow run: waits for seed 2, which runs only once seed 1's process is free
+            return third_started.wait(timeout=20)
+        return True
+
+    assert over_seeds(run, [0, 1, 2], workers=2) == [True, True, True]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="separate processes need fork (Linux)")
+def test_the_forks_share_the_lazy_import_of_the_first_optimizer():
+    # In a fresh interpreter, so that nothing has imported it yet (the check before the call says so).
+    script = (
+        "import sys\n"
+        "from attnlib.seeds import over_seeds\n"
+        "before = 'torch._dynamo' in sys.modules\n"
+        "in_forks = over_seeds(lambda seed: 'torch._dynamo' in sys.modules, [0, 1], workers=2)\n"
+        "print(before, in_forks)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "[True,", "True]"]  # imported once, before the forks (about 2 s each)
 
 
 def test_one_process_when_torch_uses_several_threads():
