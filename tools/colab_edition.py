@@ -61,6 +61,9 @@ FENCE = re.compile(
 OPTION = re.compile(r"^:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
 # ![alt](path "title"); the alt text may hold one level of brackets, e.g. [c_t; s_t]
 IMAGE = re.compile(r"!\[(?P<alt>(?:[^\[\]]|\[[^\[\]]*\])*)\]\((?P<src>[^)\s]+)(?:[ \t]+\"[^\"]*\")?\)")
+LINK = re.compile(  # [text](../chapters/x.ipynb#anchor): a link to another page of the book, by its file
+    r"(?<!!)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]\((?P<src>[^)\s#]+\.(?:ipynb|md))(?:#(?P<anchor>[^)\s]*))?\)"
+)
 ABSOLUTE = re.compile(r"^([a-zA-Z][\w+.-]*:|/|#)")  # a scheme (https:, data:, attachment:), a root, an anchor
 FOLDED = {"evidence", "hide-input", "hide-cell"}  # what the website folds, Colab shows as a form cell
 MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif"}
@@ -163,6 +166,16 @@ class Edition:
         page = re.sub(r"[^/]+/\.\./", "", page).lstrip("./")
         return f"[{title or self.title_of(page)}]({self.url(page)})"
 
+    def link(self, match: re.Match) -> str:
+        """A relative link to a page of the book becomes its website address (Colab has no such file)."""
+        if ABSOLUTE.match(match["src"]):
+            return match[0]
+        page = (Path(self.page).parent / match["src"]).with_suffix("").as_posix()
+        page = re.sub(r"[^/]+/\.\./", "", page).lstrip("./")
+        if not any((ROOT / f"{page}{suffix}").exists() for suffix in (".ipynb", ".md")):
+            raise KeyError(f"{self.page}: the link {match[0]!r} names {page!r}, which is no page of the book")
+        return f"[{match['text']}]({self.url(page, match['anchor'] or '')})"
+
     def title_of(self, page: str) -> str:
         for suffix in (".ipynb", ".md"):
             path = ROOT / f"{page}{suffix}"
@@ -227,6 +240,7 @@ class Edition:
         source = GLUE_TEXT.sub(self.text, source)
         source = NUMREF.sub(self.numref, source)
         source = IMAGE.sub(self.image, source)
+        source = LINK.sub(self.link, source)
         return DOC.sub(self.doc, source)
 
 

@@ -73,6 +73,30 @@ def test_a_reference_to_another_page_links_to_the_website():
     )
 
 
+def test_a_relative_link_to_a_notebook_links_to_the_website():
+    assert _edition("After [chapter 1](../chapters/01_rnn_gradients.ipynb#setup).") == (
+        "After [chapter 1](https://example.org/course/chapters/01_rnn_gradients.html#setup)."
+    )
+    assert (
+        _edition("[an address](https://example.org/x.ipynb)") == "[an address](https://example.org/x.ipynb)"
+    )
+
+
+def test_a_relative_link_to_a_missing_page_stops_the_generator():
+    with pytest.raises(KeyError, match="no page of the book"):
+        _edition("See [this](../chapters/99_missing.ipynb).")
+
+
+def test_no_edition_links_to_a_relative_notebook_path():
+    for path in sorted((ROOT / "colab").rglob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                assert not re.search(r"\]\((?![a-z]+:)[^)]*\.(ipynb|md)\b", cell.source), (
+                    path,
+                    cell.source[:200],
+                )
+
+
 def test_an_admonition_becomes_a_quoted_block():
     assert _edition("```{admonition} Why\n:class: tip\nBecause.\n\nAnd so.\n```") == (
         "> **Why**\n>\n> Because.\n>\n> And so."
