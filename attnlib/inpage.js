@@ -102,10 +102,26 @@
     const logits = matvec(P["decoder.W_s.weight"], sTilde, P["decoder.W_s.bias"]);
     return { logits, alpha, st: { ...st, s, sTilde } };
   }
+  // What the page does to typed text before the model reads it, as the training data was prepared (the same
+  // steps as attnlib.inpage.prepare): lower case, punctuation dropped or split off (words), then at most
+  // max_tokens characters or words.
+  const PUNCTUATION = /[.,!?¿¡;:"]/g;
+  function prepare(spec, text) {
+    let t = spec.lower === false ? text : text.toLowerCase();
+    let tokens;
+    if (spec.tokens === "chars") tokens = Array.from(t.trim());
+    else {
+      if (spec.punctuation === "drop") t = t.replace(PUNCTUATION, " ");
+      else if (spec.punctuation === "split") t = t.replace(PUNCTUATION, (p) => ` ${p} `);
+      tokens = t.split(/\s+/).filter(Boolean);
+    }
+    const max = spec.max_tokens || tokens.length;
+    return { tokens: tokens.slice(0, max), cut: Math.max(0, tokens.length - max) };
+  }
   function translate(m, text) {
-    const tokens = m.spec.tokens === "chars" ? Array.from(text) : text.trim().split(/\s+/).filter(Boolean);
-    if (tokens.length === 0) return { source: [], output: [], outputIds: [], weights: [] };
-    const ids = tokens.map((t) => (t in m.srcIndex ? m.srcIndex[t] : UNK));
+    const { tokens, cut } = prepare(m.spec, text);
+    if (tokens.length === 0) return { source: [], output: [], outputIds: [], weights: [], unknown: [], cut };
+    const ids = tokens.map((t) => (m.srcIndex.has(t) ? m.srcIndex.get(t) : UNK)); // a Map: no prototype keys
     const { H, s0 } = encode(m, ids);
     let st = { H, s: s0 };
     // What the score reads of each h_s, once per sentence: W_k h_s (additive), W h_s (general), h_s (dot).
@@ -126,18 +142,36 @@
       outputIds.push(y);
       if (y !== PAD && y !== SOS) output.push(m.spec.tgt_itos[y]); // as Vocab.decode reads an output
     }
-    return { source: tokens.map((t, i) => (ids[i] === UNK ? "<unk>" : t)), output, outputIds, weights };
+    const unknown = [...new Set(tokens.filter((t, i) => ids[i] === UNK))];
+    return { source: tokens.map((t, i) => (ids[i] === UNK ? "<unk>" : t)), output, outputIds, weights, unknown, cut };
   }
 
   function load(spec) {
-    const srcIndex = {};
-    spec.src_itos.forEach((t, i) => { srcIndex[t] = i; }); // as Vocab.id: specials included
+    const srcIndex = new Map(spec.src_itos.map((t, i) => [t, i])); // as Vocab.id: specials included
     return { spec, cfg: spec.config, P: params(spec), srcIndex };
   }
 
   // The page: a text box, the output, and the alignment map as a table of shaded cells (row t, column s).
+  // What the reader should know about the answer, in words: an empty box, tokens the model never saw, a cut,
+  // numbers outside the range it was trained on (spec.ranges: [{pattern, low, high, message}]).
+  function notes(m, text, result) {
+    const said = [], spec = m.spec, unit = spec.tokens === "chars" ? "characters" : "words";
+    if (!text.trim()) return [`The box is empty: ${spec.empty || "type something"}.`];
+    const quote = (t) => `“${t === " " ? "␣" : t}”`;
+    if (result.unknown.length) {
+      said.push(`Not in what the model learned, read as <unk>: ${result.unknown.map(quote).join(", ")}.`);
+    }
+    if (result.cut) said.push(`Only the first ${spec.max_tokens} ${unit} are read (${result.cut} more were cut).`);
+    for (const r of spec.ranges || []) {
+      for (const found of text.matchAll(new RegExp(r.pattern, "g"))) {
+        const v = Number(found[0]);
+        if (v < r.low || v > r.high) { said.push(`${found[0]}: ${r.message}`); break; }
+      }
+    }
+    return said;
+  }
   function render(m, box, text) {
-    const { source, output, outputIds, weights } = translate(m, text);
+    const result = translate(m, text), { source, output, outputIds, weights } = result;
     const rows = outputIds.map((y) => m.spec.tgt_itos[y]).concat(["<eos>"]).slice(0, weights.length);
     const cell = (w) => `<td title="${w.toFixed(3)}" style="background:rgba(31,119,180,${w.toFixed(3)});` +
       `width:1.6em;height:1.4em;border:1px solid #eee"></td>`;
@@ -147,6 +181,7 @@
       "<tr><td></td>" + source.map((t) => `<th style="font-weight:normal">${esc(t)}</th>`).join("") + "</tr>" +
       rows.map((y, t) => `<tr><th style="font-weight:normal;text-align:right">${esc(y)}</th>` +
         weights[t].map(cell).join("") + "</tr>").join("") + "</table>";
+    box.querySelector(".inpage-note").textContent = notes(m, text, result).join(" ");
     box.dataset.result = JSON.stringify({ source, outputIds, weights });
   }
   function mount(id) {
@@ -157,5 +192,5 @@
     run();
     return m;
   }
-  window.attnlibInpage = { load, translate, mount };
+  window.attnlibInpage = { load, prepare, translate, notes, mount };
 })();

@@ -24,6 +24,7 @@ import hashlib
 import html
 import json
 import math
+import re
 from importlib import resources
 
 import torch
@@ -31,18 +32,49 @@ import torch
 from attnlib.data.vocab import SPECIALS
 
 SUPPORTED_LUONG_SCORES = ("dot", "general")
+PUNCTUATION = re.compile(r'[.,!?¿¡;:"]')  # inpage.js's PUNCTUATION
+MAX_TOKENS = {"chars": 64, "words": 24}  # what the page reads of a long input (the map stays on screen)
 
 
-def spec(model, src_vocab, tgt_vocab, tokens: str = "chars") -> dict:
-    """Everything the engine needs: the architecture's switches, both vocabularies and every weight.
+def spec(
+    model,
+    src_vocab,
+    tgt_vocab,
+    tokens: str = "chars",
+    *,
+    lower: bool = True,
+    punctuation: str | None = None,
+    max_tokens: int | None = None,
+    ranges: list[dict] | None = None,
+    empty: str = "type something",
+) -> dict:
+    """Everything the engine needs: the architecture's switches, both vocabularies and every weight, and how
+    the page prepares what the reader types (see :func:`prepare`).
 
-    ``tokens``: how the page splits what the reader types, ``"chars"`` (the dates task) or ``"words"``.
+    ``tokens``: ``"chars"`` (the dates task) or ``"words"``. ``lower``: fold to lower case, as the training
+    data is. ``punctuation`` (words only): ``"drop"`` (the toy corpus has none; the default for words),
+    ``"split"`` (tokens of their own, as Tatoeba's normalisation) or ``"keep"``. ``max_tokens``: how much of
+    a long input is read (default ``MAX_TOKENS``). ``ranges``: numbers the page flags, ``[{"pattern": regex,
+    "low": …, "high": …, "message": …}]`` (a year outside the trained window). ``empty``: what an empty box
+    asks for.
     """
     cfg = getattr(model, "config", None)
     if cfg is None:
         raise TypeError("model must be an attnlib Seq2Seq built by attnlib.seq2seq.build_model")
     if tokens not in ("chars", "words"):
         raise ValueError(f"tokens must be 'chars' or 'words', got {tokens!r}")
+    punctuation = punctuation or ("drop" if tokens == "words" else "keep")
+    if punctuation not in ("drop", "split", "keep") or (tokens == "chars" and punctuation != "keep"):
+        raise ValueError(
+            f"punctuation must be 'drop', 'split' or 'keep' (words), 'keep' (chars); got {punctuation!r}"
+        )
+    max_tokens = MAX_TOKENS[tokens] if max_tokens is None else max_tokens
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    for r in ranges or []:
+        if set(r) != {"pattern", "low", "high", "message"} or not r["low"] <= r["high"]:
+            raise ValueError(f"each range needs pattern, low <= high and message, got {r!r}")
+        re.compile(r["pattern"])
     if cfg.cell != "gru" or not cfg.bidirectional:
         raise ValueError(
             f"the page runs a bidirectional GRU encoder; this model has cell={cfg.cell!r}, "
@@ -66,10 +98,34 @@ def spec(model, src_vocab, tgt_vocab, tokens: str = "chars") -> dict:
     return {
         "config": dataclasses.asdict(cfg),  # the switches the engine reads, and all model_from_spec needs
         "tokens": tokens,
+        "lower": lower,
+        "punctuation": punctuation,
+        "max_tokens": max_tokens,
+        "ranges": list(ranges or []),
+        "empty": empty,
         "src_itos": list(src_vocab.itos),
         "tgt_itos": list(tgt_vocab.itos),
         "params": params,
     }
+
+
+def prepare(spec: dict, text: str) -> tuple[list[str], int]:
+    """``(tokens, cut)``: what the page's model reads of ``text``, as ``inpage.js``'s prepare makes it.
+
+    Lower case (``spec["lower"]``); characters of the stripped text, or words after punctuation was dropped or
+    split off (``spec["punctuation"]``); at most ``spec["max_tokens"]`` of them, ``cut`` the number left out.
+    """
+    text = text.lower() if spec.get("lower", True) else text
+    if spec["tokens"] == "chars":
+        tokens = list(text.strip())
+    else:
+        if spec.get("punctuation") == "drop":
+            text = PUNCTUATION.sub(" ", text)
+        elif spec.get("punctuation") == "split":
+            text = PUNCTUATION.sub(lambda m: f" {m[0]} ", text)
+        tokens = text.split()
+    limit = spec.get("max_tokens") or len(tokens)
+    return tokens[:limit], max(0, len(tokens) - limit)
 
 
 def engine() -> str:
@@ -91,28 +147,44 @@ class Demo:
 
 
 def demo(
-    model, src_vocab, tgt_vocab, text: str, tokens: str = "chars", prompt: str = "Type a source"
+    model,
+    src_vocab,
+    tgt_vocab,
+    text: str,
+    tokens: str = "chars",
+    prompt: str = "Type a source",
+    *,
+    known: list[str] | None = None,
+    known_label: str = "what it learned",
+    **preparing,
 ) -> Demo:
     """Show ``model`` as a text box whose every change re-runs it in the browser: output and alignment map.
 
-    ``text``: what the box holds at first. The page needs no kernel and no network.
+    ``text``: what the box holds at first. ``known``: examples of what the model learned, listed under the box
+    (for ``tokens="words"`` the vocabulary is listed by default). ``preparing``: ``lower``, ``punctuation``,
+    ``max_tokens``, ``ranges``, ``empty``, as :func:`spec` takes them. The page needs no kernel, no network.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    model_spec = spec(model, src_vocab, tgt_vocab, tokens)
+    model_spec = spec(model, src_vocab, tgt_vocab, tokens, **preparing)
     data = json.dumps(model_spec, separators=(",", ":"))
     box = "inpage-" + hashlib.sha256(data.encode()).hexdigest()[:12]  # stable: re-running gives the same page
     safe_json = data.replace("</", "<\\/")  # JSON allows \\/; the page's parser must not see </script>
-    vocabulary = ""
-    if tokens == "words":  # a reader cannot guess a small vocabulary: show it
-        known = " ".join(html.escape(t) for t in src_vocab.itos if t not in SPECIALS)
-        summary = f"the {len(src_vocab) - len(SPECIALS)} words it knows"
-        vocabulary = f"\n<details><summary>{summary}</summary>{known}</details>"
+    if known is None and tokens == "words":  # a reader cannot guess a small vocabulary: show it
+        known = [t for t in src_vocab.itos if t not in SPECIALS]
+        known_label = f"the {len(known)} words it knows"
+    listed = ""
+    if known:
+        items = " · ".join(html.escape(t) for t in known)
+        listed = f"\n<details><summary>{html.escape(known_label)}</summary>{items}</details>"
     n_weights = sum(math.prod(p["shape"]) for p in model_spec["params"].values())
+    # The answer is an <output> in the theme's text colour (a <code> was pink on grey in dark mode); the notes
+    # below it are announced to screen readers as they change.
     page = f"""<div id="{box}" class="attnlib-inpage">
 <label>{html.escape(prompt)}: <input type="text" value="{html.escape(text, quote=True)}" size="32"></label>
-<p>greedy output: <code class="inpage-output"></code></p>
-<div class="inpage-map"></div>{vocabulary}
+<p>greedy output: <output class="inpage-output" style="font-weight:600;font-family:monospace"></output></p>
+<p class="inpage-note" role="status" aria-live="polite" style="font-size:85%"></p>
+<div class="inpage-map" style="overflow-x:auto"></div>{listed}
 <p style="font-size:80%">Runs in your browser ({n_weights:,} weights, no server); rows: output steps,
 columns: source tokens, shade: attention weight α<sub>t,s</sub> (hover for the value).</p>
 <script type="application/json" class="inpage-spec">{safe_json}</script>

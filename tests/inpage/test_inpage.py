@@ -70,8 +70,9 @@ console.log(JSON.stringify(inputs.map((t) => window.attnlibInpage.translate(m, t
 def test_the_engine_decodes_as_the_python_model(name, tmp_path):
     model = _model(name)
     results = _run_engine(tmp_path, inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab), INPUTS)
+    spec = inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab)
     for text, page in zip(INPUTS, results, strict=True):
-        ids, weights = inpage.python_reference(model, TASK.src_vocab, list(text))
+        ids, weights = inpage.python_reference(model, TASK.src_vocab, inpage.prepare(spec, text)[0])
         assert page["outputIds"] == ids, text
         page_weights = torch.tensor(page["weights"], dtype=torch.float64)
         assert page_weights.shape == weights.shape, text
@@ -85,11 +86,94 @@ def test_words_are_split_on_spaces_and_unknown_tokens_read_as_unk(tmp_path):
     ids, _ = inpage.python_reference(model, TASK.src_vocab, ["3", "mar", "qq"])
     assert page["source"] == ["3", "<unk>", "<unk>"]  # the char vocabulary knows "3" only
     assert page["outputIds"] == ids
+    assert page["unknown"] == ["mar", "qq"]
+
+
+def test_words_that_name_javascript_properties_read_as_unk(tmp_path):
+    model = _model("luong-dot")
+    spec = inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab, tokens="words")
+    words = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "3"]
+    [page] = _run_engine(tmp_path, spec, [" ".join(words)])  # a lookup on a plain object threw on these
+    ids, weights = inpage.python_reference(model, TASK.src_vocab, inpage.prepare(spec, " ".join(words))[0])
+    assert page["source"] == ["<unk>"] * 5 + ["3"]
+    assert page["outputIds"] == ids
+    assert torch.allclose(torch.tensor(page["weights"], dtype=torch.float64), weights.double(), atol=1e-4)
+
+
+TYPED = [
+    "Is the Man strong?",
+    "¿Dónde está?  ¡Hola!",
+    "the house, the car; the end:",
+    '"quoted" words',
+    "  \tleading and trailing  ",
+    "ÉCOLE Straße İ",
+    "",
+    "   ",
+    "a " * 40,
+    "x" * 100,
+]
+
+
+@pytest.mark.parametrize(
+    "tokens, punctuation", [("words", "drop"), ("words", "split"), ("words", "keep"), ("chars", "keep")]
+)
+def test_the_page_prepares_typed_text_as_python_does(tmp_path, tokens, punctuation):
+    spec = inpage.spec(
+        _model("luong-dot"), TASK.src_vocab, TASK.tgt_vocab, tokens=tokens, punctuation=punctuation
+    )
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "inputs.json").write_text(json.dumps(TYPED))
+    (tmp_path / "engine.js").write_text(inpage.engine())
+    script = f"""
+globalThis.window = globalThis;
+const fs = require("fs");
+require({json.dumps(str(tmp_path / "engine.js"))});
+const spec = JSON.parse(fs.readFileSync("spec.json", "utf8"));
+const texts = JSON.parse(fs.readFileSync("inputs.json", "utf8"));
+console.log(JSON.stringify(texts.map((t) => window.attnlibInpage.prepare(spec, t))));
+"""
+    done = subprocess.run([NODE, "-e", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for text, page in zip(TYPED, json.loads(done.stdout), strict=True):
+        tokens_py, cut = inpage.prepare(spec, text)
+        assert (page["tokens"], page["cut"]) == (tokens_py, cut), text
+    assert inpage.prepare(spec, "Is the Man strong?")[0][0] in ("i", "is")  # lower-cased
+    assert inpage.prepare(spec, "a " * 40)[1] == (40 - 24 if tokens == "words" else 79 - 64)  # what was cut
+
+
+def _notes(tmp_path, spec: dict, texts: list[str]) -> list[list[str]]:
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "inputs.json").write_text(json.dumps(texts))
+    (tmp_path / "engine.js").write_text(inpage.engine())
+    script = f"""
+globalThis.window = globalThis;
+const fs = require("fs");
+require({json.dumps(str(tmp_path / "engine.js"))});
+const a = window.attnlibInpage, m = a.load(JSON.parse(fs.readFileSync("spec.json", "utf8")));
+const texts = JSON.parse(fs.readFileSync("inputs.json", "utf8"));
+console.log(JSON.stringify(texts.map((t) => a.notes(m, t, a.translate(m, t)))));
+"""
+    done = subprocess.run([NODE, "-e", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_the_page_says_in_words_what_it_could_not_read(tmp_path):
+    year = {"pattern": "\\d{4}", "low": 1950, "high": 2049, "message": "a year the model never saw"}
+    spec = inpage.spec(_model("bahdanau"), TASK.src_vocab, TASK.tgt_vocab, ranges=[year], empty="type a date")
+    empty, fine, unknown, long, out_of_range = _notes(
+        tmp_path, spec, ["  ", "3 mar 19", "3 mar 19 ~", "3 " * 35, "3 march 2101"]
+    )
+    assert empty == ["The box is empty: type a date."]
+    assert fine == []
+    assert unknown == ["Not in what the model learned, read as <unk>: “~”."]
+    assert long == ["Only the first 64 characters are read (5 more were cut)."]  # 69 after the strip
+    assert out_of_range == ["2101: a year the model never saw"]
 
 
 def test_an_empty_source_gives_an_empty_output(tmp_path):
     [page] = _run_engine(tmp_path, inpage.spec(_model("bahdanau"), TASK.src_vocab, TASK.tgt_vocab), [""])
-    assert page == {"source": [], "output": [], "outputIds": [], "weights": []}
+    assert page == {"source": [], "output": [], "outputIds": [], "weights": [], "unknown": [], "cut": 0}
 
 
 def test_the_demo_holds_the_weights_the_engine_and_a_stable_id():
@@ -125,6 +209,12 @@ def test_bad_arguments_are_named():
         inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, 42)
     with pytest.raises(TypeError, match="model must be"):
         inpage.spec(torch.nn.Linear(2, 2), TASK.src_vocab, TASK.tgt_vocab)
+    with pytest.raises(ValueError, match="punctuation must be"):
+        inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab, punctuation="split")  # characters keep it
+    with pytest.raises(ValueError, match="max_tokens must be"):
+        inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab, max_tokens=0)
+    with pytest.raises(ValueError, match="each range needs"):
+        inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab, ranges=[{"pattern": "x", "low": 2, "high": 1}])
 
 
 def test_a_pages_model_rebuilds_in_python_with_the_same_outputs():
@@ -132,8 +222,9 @@ def test_a_pages_model_rebuilds_in_python_with_the_same_outputs():
     rebuilt, src_vocab, tgt_vocab = inpage.model_from_spec(inpage.spec(model, TASK.src_vocab, TASK.tgt_vocab))
     assert src_vocab == TASK.src_vocab and tgt_vocab == TASK.tgt_vocab
     for text in INPUTS:
-        ids, weights = inpage.python_reference(model, TASK.src_vocab, list(text))
-        ids_again, weights_again = inpage.python_reference(rebuilt, src_vocab, list(text))
+        tokens = list(text.strip().lower())
+        ids, weights = inpage.python_reference(model, TASK.src_vocab, tokens)
+        ids_again, weights_again = inpage.python_reference(rebuilt, src_vocab, tokens)
         assert ids_again == ids and torch.equal(weights_again, weights)
 
 
@@ -141,5 +232,5 @@ def test_a_word_model_lists_the_words_it_knows_and_a_character_model_does_not():
     model = _model("luong-dot")
     words = inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, "3", tokens="words")._repr_html_()
     known = [t for t in TASK.src_vocab.itos if not t.startswith("<")]
-    assert f"<summary>the {len(known)} words it knows</summary>{' '.join(known)}</details>" in words
+    assert f"<summary>the {len(known)} words it knows</summary>{' · '.join(known)}</details>" in words
     assert "<details>" not in inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, "3")._repr_html_()
