@@ -10,9 +10,9 @@ vocabularies) at two sizes whose parameter counts match to within 1%:
 and everything that is not the architecture is the same: batches of 64 pairs, ``attnlib.train.train`` with
 Adam, a budget of ``STEPS`` steps (linear warm-up over ``WARMUP``, then cosine decay), gradients clipped at
 norm 1, greedy decoding until <eos>. Each model's learning rate is chosen from ``LEARNING_RATES`` by its mean
-validation BLEU over seeds (``chosen_rates``). The chapter trains one seed of each live; the sweep is a
-stored result (``tools/recipes/ch09_sweep.py``, read with ``attnlib.stored``), computed by these same
-functions.
+validation BLEU over seeds (``chosen_rates``). The chapter trains one seed of each live; the sweep and the
+other seeds are stored results (``tools/recipes/ch09_sweep.py`` and ``ch09_compare.py``, read with
+``attnlib.stored``), computed by these same functions.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ SIZES = {  # per size, each model's arguments: the RNN's for build_model, the Tr
 }
 BATCH_SIZE, STEPS, WARMUP = 64, 300, 30
 LEARNING_RATES = (2.5e-3, 5e-3, 1e-2, 2e-2, 4e-2)  # factors of 2: the same sweep for every model and size
+CHAPTER_8_SCHEDULE = {"lr": 5e-3, "steps": 400, "warmup": 0}  # how chapter 8 trains the RNN at its size
 
 
 @dataclass(frozen=True)
