@@ -1,21 +1,27 @@
-"""Cross-attention, multi-head attention between two sequences, and the KV cache of incremental decoding.
+"""Scaled dot-product attention between two sequences, its multi-head form, its masks and its KV cache.
 
-    cross_attention     queries from the decoder states Y, keys and values from the encoder's memory M
-    MultiHeadAttention  MultiHeadSelfAttention with queries and keys/values from different sequences
+    cross_attention     queries from the states Y, keys and values from the memory M (§3.2.1, §3.2.3)
+    self_attention      the same with M = X: a sequence attends to itself
+    causal_mask         (T, T) bool, True where s <= t: step t sees itself and the past only (§3.2.3)
+    MultiHeadAttention  h heads of size d_model / h, concatenated, then W_o (§3.2.2); memory=None is
+                        self-attention; a KVCache makes incremental decoding; fused=True the fused kernel
     KVCache             the keys and values of the positions decoded so far, reused at every later step
 
 Vaswani et al. 2017, §3.2.3: "In encoder-decoder attention layers, the queries come from the previous decoder
-layer, and the memory keys and values come from the output of the encoder." It is Luong's "decoder state
-queries the encoder states" with scaled dot-product scores and h heads. Chapter 9 of the course.
+layer, and the memory keys and values come from the output of the encoder"; in self-attention "all of the
+keys, values and queries come from the same place". One implementation serves both: self-attention is
+cross-attention with memory = x. The weights come from ``attnlib.scores.scaled_dot`` and ``attnlib.attend``;
+``fused=True`` swaps in ``attnlib.fast.scaled_dot_product_attention``, tested equal. Matrices apply as
+``W x`` with shape ``(out, in)`` (the paper's X W^Q is our X W_qᵀ). Chapter 9 of the course.
 """
 
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from attnlib import _checks, fast, scores
 from attnlib.masking import attend
-from attnlib.transformer.tiny import MultiHeadSelfAttention
 
 
 def cross_attention(
@@ -25,28 +31,66 @@ def cross_attention(
     W_k: torch.Tensor,
     W_v: torch.Tensor,
     mask: torch.Tensor | None = None,
+    names: tuple[str, str] = ("y", "memory"),
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Decoder positions attend to the encoder's memory (Vaswani et al. 2017, §3.2.3; eq. 1):
+    """Positions of Y attend to the memory M (Vaswani et al. 2017, §3.2.1 eq. 1, §3.2.3):
 
         q_t = W_q y_t,  k_s = W_k m_s,  v_s = W_v m_s,   alpha_t = softmax(q_tᵀ k_s / sqrt(d_k)),
         c_t = sum_s alpha_{t,s} v_s;  in matrix form  softmax(Q Kᵀ / sqrt(d_k)) V  with Q = Y W_qᵀ, K = M W_kᵀ
 
     Args:
-        y: ``(..., T, d_model)``, the decoder states y_1 … y_T.
-        memory: ``(..., S, d_model)``, the encoder outputs m_1 … m_S.
+        y: ``(..., T, d_model)``, the querying states y_1 … y_T (the decoder's).
+        memory: ``(..., S, d_model)``, the attended states m_1 … m_S (the encoder's outputs).
         W_q, W_k: ``(d_k, d_model)``; W_v: ``(d_v, d_model)``.
         mask: bool, True = attend, broadcastable to ``(..., T, S)``; the source padding mask ``(B, S)`` works.
+        names: how errors name ``y`` and ``memory``.
 
     Returns:
         ``(context (..., T, d_v), weights (..., T, S))``; a row with no source to attend to gets zeros.
     """
-    _checks.sequences(y=y, memory=memory)
+    y_name, memory_name = names
+    _checks.sequences(**{y_name: y, memory_name: memory})
     _checks.matrix(W_q, "W_q", "(d_k, d_model)")
     _checks.same_rows(_checks.matrix(W_k, "W_k", "(d_k, d_model)"), "W_k", W_q, "W_q", "d_k")
-    query = scores.project(y, W_q, "y", "W_q")  # (..., T, d_k)
-    keys = scores.project(memory, W_k, "memory", "W_k")  # (..., S, d_k)
-    values = scores.project(memory, W_v, "memory", "W_v")  # (..., S, d_v)
+    query = scores.project(y, W_q, y_name, "W_q")  # (..., T, d_k)
+    keys = scores.project(memory, W_k, memory_name, "W_k")  # (..., S, d_k)
+    values = scores.project(memory, W_v, memory_name, "W_v")  # (..., S, d_v)
     return attend(scores.scaled_dot(query, keys), values, mask)
+
+
+def self_attention(
+    x: torch.Tensor,
+    W_q: torch.Tensor,
+    W_k: torch.Tensor,
+    W_v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A sequence attends to itself: ``cross_attention(x, x, …)`` (Vaswani et al. 2017, §3.2.1, eq. 1).
+
+        q_t = W_q x_t,  k_s = W_k x_s,  v_s = W_v x_s;   softmax(Q Kᵀ / sqrt(d_k)) V,  Q = X W_qᵀ, K = X W_kᵀ
+
+    Args:
+        x: ``(..., T, d_model)``, the rows x_1 … x_T.
+        W_q, W_k: ``(d_k, d_model)``; W_v: ``(d_v, d_model)``.
+        mask: bool, True = attend, broadcastable to ``(..., T, T)`` (e.g. ``causal_mask(T)``); a padding mask
+            ``(B, T)`` works as in ``attnlib.attend``.
+
+    Returns:
+        ``(context (..., T, d_v), weights (..., T, T))``.
+    """
+    return cross_attention(x, x, W_q, W_k, W_v, mask, names=("x", "x"))
+
+
+def shifted_causal_mask(T: int, past: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """``(T, past + T)`` bool: new position t (absolute past + t) sees keys s <= past + t.
+
+    With a KV cache of ``past`` positions the keys are the cached ones followed by the T new ones."""
+    return torch.ones(T, past + T, dtype=torch.bool, device=device).tril(diagonal=past)
+
+
+def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """``(T, T)`` bool, ``mask[t, s] = s <= t`` (True = attend): no step sees the future (§3.2.3)."""
+    return shifted_causal_mask(_checks.positive_int(T, "T"), 0, device)
 
 
 class KVCache:
@@ -75,18 +119,33 @@ class KVCache:
         return keys, values
 
 
-class MultiHeadAttention(MultiHeadSelfAttention):
+class MultiHeadAttention(nn.Module):
     """MultiHead(Y, M) = Concat(head_1, …, head_h) W_oᵀ, head_i = cross_attention(Y, M, W_q^i, W_k^i, W_v^i)
-    (Vaswani et al. 2017, §3.2.2-3.2.3). Same parameters as ``MultiHeadSelfAttention`` (``W_q``, ``W_k``,
-    ``W_v``, ``W_o``; head i owns rows i*hs … (i+1)*hs - 1); ``memory=None`` is self-attention.
+    (Vaswani et al. 2017, §3.2.2-3.2.3). Head i owns rows i*hs … (i+1)*hs - 1 of W_q, W_k, W_v,
+    hs = d_model / h; ``memory=None`` is self-attention (M = Y).
 
     ``forward(query (..., T, d_model), memory (..., S, d_model) = None, mask=None, cache=None, fused=False)
-    -> (out (..., T, d_model), weights (..., h, T, S) or None with fused=True)``. ``mask``: True = attend,
-    broadcastable to ``(..., T, S)``, a padding mask ``(B, S)`` works. ``cache``: a ``KVCache``; in
-    self-attention the new positions' keys and values are appended to it and the queries attend to all of
-    them (the mask then covers ``(T, len(cache) + T)``); in cross-attention it keeps the memory's
-    projections after the first call.
+    -> (out (..., T, d_model), weights (..., h, T, S) or None with fused=True)`` (the fused kernel does not
+    form the weights). ``mask``: True = attend, broadcastable to ``(..., T, S)``, a padding mask ``(B, S)``
+    works. ``cache``: a ``KVCache``; in self-attention the new positions' keys and values are appended to it
+    and the queries attend to all of them (the mask then covers ``(T, len(cache) + T)``); in
+    cross-attention it keeps the memory's projections after the first call.
     """
+
+    def __init__(self, d_model: int, n_heads: int, bias: bool = False):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        self.n_heads, self.head_size = n_heads, d_model // n_heads
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)  # .weight (d_model, d_model): W_q, heads stacked
+        self.W_k = nn.Linear(d_model, d_model, bias=bias)
+        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def split(self, x: torch.Tensor) -> torch.Tensor:
+        """(..., T, d_model) -> (..., h, T, hs)."""
+        x = x.view(*x.shape[:-1], self.n_heads, self.head_size)  # (..., T, h, hs)
+        return x.transpose(-3, -2)  # (..., h, T, hs)
 
     def forward(
         self,

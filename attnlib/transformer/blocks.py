@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from attnlib.transformer.attention import KVCache, MultiHeadAttention
+from attnlib.transformer.attention import KVCache, MultiHeadAttention, shifted_causal_mask
 
 
 class FeedForward(nn.Module):
@@ -45,14 +45,6 @@ def _sublayer(x: torch.Tensor, norm: nn.LayerNorm, sublayer, norm_first: bool):
     return norm(x + out), weights
 
 
-def shifted_causal_mask(T: int, past: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """``(T, past + T)`` bool: new position t (absolute past + t) sees keys s <= past + t.
-
-    With ``past = 0`` it is ``causal_mask(T)``; with a KV cache of ``past`` positions the keys are the
-    cached ones followed by the T new ones."""
-    return torch.ones(T, past + T, dtype=torch.bool, device=device).tril(diagonal=past)
-
-
 def _full_rank(mask: torch.Tensor, batch: torch.Size) -> torch.Tensor:
     """``(T, S) -> (1, …, 1, T, S)``: never mistaken for a padding mask ``(B, S)`` when B happens to be T."""
     return mask.view(*(1,) * len(batch), *mask.shape)
@@ -63,12 +55,13 @@ class EncoderBlock(nn.Module):
 
     ``forward(x (..., S, d_model), mask=None) -> (x (..., S, d_model), weights (..., h, S, S))``;
     ``mask``: the source padding mask ``(B, S)`` (True = a real token), or any mask of ``(..., S, S)``.
+    ``bias=False`` leaves the biases out of the attention's projections (the paper's W^Q, W^K, W^V, W^O).
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm_first: bool = False):
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm_first: bool = False, bias: bool = True):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, bias=True)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, bias=bias)
         self.norm1 = nn.LayerNorm(d_model)
         self.feed_forward = FeedForward(d_model, d_ff)
         self.norm2 = nn.LayerNorm(d_model)

@@ -24,7 +24,7 @@ from torch import nn
 from attnlib.data.vocab import PAD_ID
 from attnlib.masking import lengths_to_mask
 from attnlib.transformer.blocks import DecoderBlock, DecoderCache, EncoderBlock
-from attnlib.transformer.tiny import positional_encoding
+from attnlib.transformer.positions import positional_encoding
 
 
 @dataclass

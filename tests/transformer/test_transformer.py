@@ -1,17 +1,22 @@
 """attnlib.transformer against independent oracles: loops, per-head calls, torch's fused kernel."""
 
+import ast
 import math
+from pathlib import Path
 
 import pytest
 import torch
 
+import attnlib
 from attnlib.data import make_batches, sequence_task
 from attnlib.train import train
 from attnlib.transformer import (
-    MultiHeadSelfAttention,
+    EncoderBlock,
+    MultiHeadAttention,
     TinyTransformer,
     TransformerConfig,
     causal_mask,
+    cross_attention,
     positional_encoding,
     predict,
     self_attention,
@@ -65,7 +70,7 @@ def test_causal_mask_makes_output_t_independent_of_later_inputs():
 
 
 def test_multi_head_equals_per_head_attention_concatenated():
-    mha = MultiHeadSelfAttention(d_model=8, n_heads=2).double()
+    mha = MultiHeadAttention(d_model=8, n_heads=2).double()
     x = torch.randn(3, 5, 8, dtype=torch.float64)
     out, weights = mha(x)
     hs = 4
@@ -80,14 +85,14 @@ def test_multi_head_equals_per_head_attention_concatenated():
 
 
 def test_multi_head_fused_path_equals_reference_forward_and_backward():
-    mha = MultiHeadSelfAttention(d_model=8, n_heads=2).double()
+    mha = MultiHeadAttention(d_model=8, n_heads=2).double()
     x = torch.randn(2, 5, 8, dtype=torch.float64, requires_grad=True)
     mask = causal_mask(5)
-    ref, _ = mha(x, mask)
-    fused, none = mha(x, mask, fused=True)
+    ref, _ = mha(x, mask=mask)
+    fused, none = mha(x, mask=mask, fused=True)
     assert none is None and torch.allclose(ref, fused)
     (g_ref,) = torch.autograd.grad(ref.sum(), x)
-    (g_fused,) = torch.autograd.grad(mha(x, mask, fused=True)[0].sum(), x)
+    (g_fused,) = torch.autograd.grad(mha(x, mask=mask, fused=True)[0].sum(), x)
     assert torch.allclose(g_ref, g_fused)
 
 
@@ -124,11 +129,11 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="x has feature size 5 but W_q expects 6"):
         self_attention(x[:, :5], W_q, W_k, W_v)
     with pytest.raises(ValueError, match="divisible by n_heads"):
-        MultiHeadSelfAttention(d_model=6, n_heads=4)
+        MultiHeadAttention(d_model=6, n_heads=4)
     with pytest.raises(ValueError, match="T must be > 0"):
         causal_mask(0)
     with pytest.raises(ValueError, match="does not broadcast"):
-        MultiHeadSelfAttention(8, 2)(torch.randn(2, 5, 8), torch.ones(3, 4, dtype=torch.bool))
+        MultiHeadAttention(8, 2)(torch.randn(2, 5, 8), mask=torch.ones(3, 4, dtype=torch.bool))
 
 
 def test_tiny_transformer_logits_line_up_with_targets_and_learn_reverse():
@@ -143,3 +148,41 @@ def test_tiny_transformer_logits_line_up_with_targets_and_learn_reverse():
     assert history.train_loss[-1] < 0.5 * history.train_loss[0]
     hyps = predict(model, batches[0])
     assert len(hyps) == 32 and all(isinstance(t, int) for h in hyps for t in h)
+
+
+def test_self_attention_is_cross_attention_with_memory_x():
+    x = torch.randn(2, 5, 6, dtype=torch.float64)
+    W = _weights()
+    mask = causal_mask(5)
+    for ours, theirs in zip(self_attention(x, *W, mask), cross_attention(x, x, *W, mask), strict=True):
+        assert torch.equal(ours, theirs)
+    mha = MultiHeadAttention(d_model=8, n_heads=2).double()
+    y = torch.randn(3, 4, 8, dtype=torch.float64)
+    assert torch.equal(mha(y, mask=causal_mask(4))[0], mha(y, y, mask=causal_mask(4))[0])
+
+
+def test_self_attention_names_its_own_argument_in_errors():
+    with pytest.raises(ValueError, match=r"\bx\b"):
+        self_attention(torch.randn(5, 7, dtype=torch.float64), *_weights())  # d_model 7, W_q expects 6
+
+
+def test_the_tiny_transformer_is_built_from_pre_norm_encoder_blocks():
+    model = TinyTransformer(TransformerConfig(10, 10, d_model=8, n_heads=2, n_layers=3, d_ff=16))
+    assert len(model.blocks) == 3
+    for block in model.blocks:
+        assert isinstance(block, EncoderBlock) and block.norm_first
+        assert block.self_attn.W_q.bias is None  # the paper's projections, no biases
+
+
+def test_one_attention_implementation_and_no_module_imports_the_toy_model():
+    package = Path(attnlib.__file__).parent
+    defined, importers = [], []
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name.startswith("MultiHead"):
+                defined.append(node.name)
+            if isinstance(node, ast.ImportFrom) and node.module == "attnlib.transformer.tiny":
+                importers.append(path.relative_to(package).as_posix())
+    assert defined == ["MultiHeadAttention"]
+    assert importers == ["transformer/__init__.py"]  # re-exported, used by nothing else
