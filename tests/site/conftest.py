@@ -32,7 +32,7 @@ def browser(tmp_path_factory):
         pytest.fail("chromium is not installed (tools/test.sh installs Debian's package)")
     offline = ["unshare", "-n"] if shutil.which("unshare") else []
 
-    def render(page: Path) -> tuple[str, str]:
+    def render(page: Path, window: tuple[int, int] | None = None) -> tuple[str, str]:
         profile = tmp_path_factory.mktemp("chromium-profile")
         command = offline + [
             chromium,
@@ -48,6 +48,7 @@ def browser(tmp_path_factory):
             "--enable-logging=stderr",
             "--v=0",
             "--dump-dom",
+            *([f"--window-size={window[0]},{window[1]}"] if window else []),
             page.as_uri(),
         ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
@@ -63,10 +64,10 @@ def run_in_page(browser):
     script writes into ``<div id="{result_id}">`` (a div: the theme rewrites <pre> elements). Save the copy
     beside the real page, so that its relative assets load; it is removed afterwards."""
 
-    def run(page: Path, html: str, script: str, result_id: str):
+    def run(page: Path, html: str, script: str, result_id: str, window: tuple[int, int] | None = None):
         page.write_text(html.replace("</body>", script + "</body>", 1))
         try:
-            dom, console = browser(page)
+            dom, console = browser(page, window)
         finally:
             page.unlink()
         found = re.search(rf'<div id="{result_id}"[^>]*>(.*?)</div>', dom, re.S)
