@@ -7,51 +7,24 @@ as in the chapter (test scores, linear probes). One seed costs minutes of CPU, m
 spend; the chapter compares these runs with its own 300-step runs of both models.
 """
 
-import torch
+import sys
+from pathlib import Path
 
-from attnlib import probe
-from attnlib.data import make_batches, sequence_task
-from attnlib.seq2seq import build_model
-from attnlib.train import train
+sys.path.insert(0, str(Path(__file__).parent))
+from _bottleneck import PROBE_LENGTHS, reversal_data, train_and_measure  # noqa: E402
 
 DESCRIPTION = __doc__.split("\n\n")[0]
 SEEDS = [0, 1, 2, 3, 4]  # as many as the chapter's 300-step comparison
 MODELS = {"plain_64": 64, "plain_128": 128}
-STEPS, LR, EVAL_EVERY = 1500, 1e-2, 100
-PROBE_LENGTHS = [5, 10, 15, 20, 25, 30]
+STEPS, EVAL_EVERY = 1500, 100
 
 
 def run(seed: int) -> dict:
-    torch.set_num_threads(1)
-    task = sequence_task("reverse", n=16_000, min_len=5, max_len=30, seed=0, fractions=(0.75, 0.05, 0.2))
-    vocab = task.src_vocab
-    train_batches = make_batches(task.train, vocab, task.tgt_vocab, 64, shuffle=True, seed=0, bucket=True)
-    valid_batches = make_batches(task.valid, vocab, task.tgt_vocab, 400)
+    data = reversal_data()
     result = {"steps": STEPS, "eval_every": EVAL_EVERY}
     for name, hidden in MODELS.items():
-        torch.manual_seed(seed)
-        model = build_model("plain", vocab, task.tgt_vocab, emb=32, hidden=hidden)
-        history = train(
-            model,
-            train_batches,
-            valid_batches,
-            steps=STEPS,
-            lr=LR,
-            seed=seed,
-            eval_every=EVAL_EVERY,
-            restore_best=True,
-            progress=False,
+        history, measures = train_and_measure(
+            data, "plain", seed, hidden, STEPS, EVAL_EVERY, restore_best=True, probe_lengths=PROBE_LENGTHS
         )
-        result[name] = {
-            "valid_loss": history.valid_loss,
-            "best_step": history.best_step,
-            **probe.length_measures(
-                model,
-                task.test,
-                vocab,
-                task.tgt_vocab,
-                ranked_lengths=PROBE_LENGTHS,
-                probe_lengths=PROBE_LENGTHS,
-            ),
-        }
+        result[name] = {"valid_loss": history.valid_loss, "best_step": history.best_step, **measures}
     return result
