@@ -84,3 +84,16 @@ def test_a_function_defined_in_two_chapters_is_caught_by_name_or_by_body(tmp_pat
     third = notebook(code("def mean_sd_range(x):\n    return max(x)"), tmp_path=tmp_path, name="03_c")
     assert lesson_shape.shared_functions([first, third]) == ["mean_sd_range is defined in ['01_a', '03_c']"]
     assert any("same function body" in p for p in lesson_shape.shared_functions([first, second]))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_practice_links_both_ways_on_the_site_and_in_colab(path):
+    chapter = nbformat.read(path, as_version=4)
+    last = chapter.cells[-1]
+    assert last.cell_type == "markdown" and f"](../exercises/{path.name})" in last.source  # ends on it
+    exercises = nbformat.read(ROOT / "exercises" / path.name, as_version=4)
+    first_text = next(c for c in exercises.cells if c.cell_type == "markdown" and "](" in c.source)
+    assert f"](../chapters/{path.name})" in first_text.source  # the set opens with the way back
+    for page, target in ((path, "exercises"), (ROOT / "exercises" / path.name, "chapters")):
+        text = edition_path(page).read_text()  # Colab: website addresses only
+        assert f"/{target}/{path.stem}.html" in text and f"../{target}/" not in text
