@@ -29,6 +29,7 @@ from attnlib.grading.contract import (  # noqa: F401
     repeat_message,
     same_result,
     same_tensor,
+    same_tree,
     tensors_in,
 )
 from attnlib.grading.recorded import from_data, recorded, reference, to_data  # noqa: F401
@@ -45,6 +46,24 @@ from attnlib.grading.tracing import (  # noqa: F401
 # True in the teacher's grader: the sandbox already switches attnlib functions off for the learner's code, and
 # the grader's own attnlib must stay intact for the reference values (tests of several learners run at once).
 GRADING = False
+_CASE = threading.local()  # .hidden: the grader is running a hidden test case in this thread
+
+
+@contextlib.contextmanager
+def hidden_case(hidden: bool = True) -> Iterator[None]:
+    """In the grader, while a hidden case runs: the checks' messages say what is wrong in words and show no
+    number computed from the expected values (one graded attempt must not tell a resubmission the answers)."""
+    before = getattr(_CASE, "hidden", False)
+    _CASE.hidden = hidden
+    try:
+        yield
+    finally:
+        _CASE.hidden = before
+
+
+def in_hidden_case() -> bool:
+    return bool(getattr(_CASE, "hidden", False))
+
 
 _ONCE: dict[str, Any] = {}
 _ONCE_LOCK = threading.Lock()

@@ -39,7 +39,9 @@ def test_unreadable_notebook_scores_zero_without_crashing(graded, name):
 )
 def test_fixture_gets_its_declared_score(graded, name, fixture):
     spec = graded[name]["fixtures"][fixture]
-    assert scores(graded[name]["results"][fixture]) == pytest.approx(spec["scores"]), spec["description"]
+    assert scores(graded[name]["results"][graded[name]["labels"][fixture]]) == pytest.approx(
+        spec["scores"]
+    ), spec["description"]
 
 
 @pytest.mark.parametrize(
@@ -50,7 +52,7 @@ def test_fixture_gets_its_declared_score(graded, name, fixture):
 def test_public_tests_catch_the_fixture_with_a_helpful_message(graded, name, fixture):
     """A fixture's "public" entry, {question: text}: a PUBLIC test of that question fails on the wrong answer
     with a message containing the text, so the learner sees it before handing in."""
-    spec, result = graded[name]["fixtures"][fixture], graded[name]["results"][fixture]
+    spec, result = graded[name]["fixtures"][fixture], graded[name]["results"][graded[name]["labels"][fixture]]
     for question, text in spec["public"].items():
         cases = next(q for q in result.questions if q.name == question).cases
         messages = [c.message for c in cases if not c.hidden and not c.passed]
