@@ -214,13 +214,14 @@ def _grade_submission(
 
 
 def self_check(bundle: Bundle, isolation: Isolation) -> SubmissionResult:
-    """Grade the bundle's reference solution in the sandbox; SelfCheckError unless it scores full marks."""
+    """Grade the bundle's reference solution in the sandbox; SelfCheckError unless it scores full marks and
+    every cell of it runs."""
     if bundle.solutions is None:
         raise SelfCheckError("the bundle holds no reference solution: rebuild it (tools/exercises.py bundle)")
     result = grade_submission(bundle, "reference solution", bundle.solutions, isolation)
     failed = [(q, c) for q in result.questions if not q.manual for c in q.cases if not c.passed]
     errors = [q for q in result.questions if not q.manual and q.error]
-    if not failed and not errors:
+    if not failed and not errors and not result.notes:  # a note: a cell raised, or something was switched off
         return result
     auto = [q for q in result.questions if not q.manual]
     lines = [f"{q.name}: {q.error}" for q in errors] + [f"{q.name} {c.name}: {c.message}" for q, c in failed]
