@@ -12,12 +12,11 @@ The checks beyond scores are in test_hostile26.py.
 """
 
 import ast
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from exercise_helpers import FIXTURES, exercises  # noqa: E402
+from exercise_helpers import exercises  # noqa: E402
 
 # A set's victim: (question, learner function); the fixtures attack that function only.
 VICTIMS = {
@@ -539,13 +538,9 @@ def specific(set_name: str) -> dict[str, dict]:
 
 
 def main() -> None:
-    count = 0
-    for set_name in VICTIMS:
-        for stem, spec in {**generic(set_name), **specific(set_name)}.items():
-            path = FIXTURES / set_name / f"hostile_{stem}.json"
-            path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
-            count += 1
-    print(f"wrote {count} fixtures of issue 26")
+    from hostile_fixtures import write
+
+    print(f"wrote {write({s: {**generic(s), **specific(s)} for s in VICTIMS})} fixtures of issue 26")
 
 
 if __name__ == "__main__":

@@ -376,13 +376,15 @@ def shown_expected_values(source: str) -> list[str]:
     return found
 
 
+def findings(name: str, scan) -> list[str]:
+    """What ``scan`` finds in each test cell of a set's master, with the question."""
+    cells = master_test_cells(exercises.SOURCE_DIR / f"{name}.ipynb")
+    return [f"{question} {problem}" for question, source in cells for problem in scan(source)]
+
+
 @pytest.mark.parametrize("name", SETS)
 def test_hidden_messages_show_no_expected_value(name):
-    problems = [
-        f"{question} {problem}"
-        for question, source in master_test_cells(exercises.SOURCE_DIR / f"{name}.ipynb")
-        for problem in shown_expected_values(source)
-    ]
+    problems = findings(name, shown_expected_values)
     assert not problems, "hidden messages that show an expected value:\n" + "\n".join(problems)
 
 
@@ -433,11 +435,7 @@ def handmade_comparisons(source: str) -> list[str]:
 
 @pytest.mark.parametrize("name", SETS)
 def test_every_numeric_check_uses_the_one_comparison(name):
-    problems = [
-        f"{question} {problem}"
-        for question, source in master_test_cells(exercises.SOURCE_DIR / f"{name}.ipynb")
-        for problem in handmade_comparisons(source)
-    ]
+    problems = findings(name, handmade_comparisons)
     assert not problems, "numbers compared without checks.close / near / between:\n" + "\n".join(problems)
 
 
