@@ -9,10 +9,15 @@ decoded output, on gold data, or on hand-made examples alike. Decoded id sequenc
     perplexity      = exp(-(1/N_tok) sum log p(y_t | y_<t, x))          (mean NLL over non-pad tokens)
     BLEU            = sacrebleu.corpus_bleu                              (Papineni et al. 2002; Post 2018)
     AER             = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)            (Och & Ney 2003, §4.1, eq. 17)
+
+The ``*_scores`` functions return the same measures per test sentence (``attnlib.ranking.TestScores``), so
+that a ranking of trained variants can weigh the test set's own sampling noise
+(attnlib.notebook.claim_ranked); ``float()`` of each equals the corpus measure above.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import torch
@@ -21,6 +26,7 @@ import torch.nn.functional as F
 from attnlib import _checks
 from attnlib.data.vocab import EOS_ID, PAD_ID, SOS_ID
 from attnlib.modes import evaluating
+from attnlib.ranking import TestScores
 
 Link = tuple[int, int]  # (target index t, source index s), 0-based, as in the data package's gold alignments
 
@@ -175,3 +181,52 @@ def _is_link_set(x) -> bool:
 def _same_count(a: Sequence, b: Sequence) -> None:
     if len(a) != len(b):
         raise ValueError(f"got {len(a)} hypotheses but {len(b)} references")
+
+
+# ------------------------------------------------------------------- per-sentence scores, for rankings
+def exact_scores(hyps: Sequence[Sequence], refs: Sequence[Sequence]) -> TestScores:
+    """Exact match per sentence (1 or 0); ``float()`` is :func:`exact_match`."""
+    _same_count(hyps, refs)
+    return TestScores.mean([float(list(h) == list(r)) for h, r in zip(hyps, refs, strict=True)])
+
+
+def token_scores(hyps: Sequence[Sequence], refs: Sequence[Sequence]) -> TestScores:
+    """Right tokens and reference tokens per sentence; ``float()`` is :func:`token_accuracy`."""
+    _same_count(hyps, refs)
+    right = [sum(a == b for a, b in zip(h, r, strict=False)) for h, r in zip(hyps, refs, strict=True)]
+    return TestScores.ratio(right, [len(r) for r in refs])
+
+
+def bleu_scores(hyps: Sequence[str | Sequence[str]], refs: Sequence[str | Sequence[str]]) -> TestScores:
+    """BLEU's sufficient statistics per sentence (hypothesis and reference length, matched and total n-grams
+    for n = 1..4, Papineni et al. 2002, §2.1); ``float()`` is :func:`bleu` with ``tokenize="none"``: the
+    counts summed over the corpus, then sacrebleu's formula (Post 2018)."""
+    _same_count(hyps, refs)
+    rows = []
+    for hyp, ref in zip(hyps, refs, strict=True):
+        h = hyp.split() if isinstance(hyp, str) else list(hyp)
+        r = ref.split() if isinstance(ref, str) else list(ref)
+        correct, total = [], []
+        for n in range(1, 5):
+            h_grams = Counter(tuple(h[i : i + n]) for i in range(len(h) - n + 1))
+            r_grams = Counter(tuple(r[i : i + n]) for i in range(len(r) - n + 1))
+            correct.append(sum(min(c, r_grams[g]) for g, c in h_grams.items()))  # clipped counts
+            total.append(max(0, len(h) - n + 1))
+        rows.append([len(h), len(r), *correct, *total])
+    return TestScores(rows, "bleu")
+
+
+def aer_scores(
+    predicted: Sequence[Iterable[Link]],
+    sure: Sequence[Iterable[Link]],
+    possible: Sequence[Iterable[Link]] | None = None,
+) -> TestScores:
+    """AER's counts per sentence (|A∩S|, |A∩P|, |A|, |S|); ``float()`` is the corpus :func:`aer`."""
+    possible = sure if possible is None else possible
+    _same_count(predicted, sure)
+    _same_count(possible, sure)
+    rows = []
+    for a, s, p in zip(predicted, sure, possible, strict=True):
+        a, s, p = set(a), set(s), set(p) | set(s)
+        rows.append([len(a & s), len(a & p), len(a), len(s)])
+    return TestScores(rows, "aer")

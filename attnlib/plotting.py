@@ -28,11 +28,15 @@ def heatmap(
     title: str = "attention weights",
     annotate: bool = False,
     colorbar: bool = True,
+    vmax: float | None = 1.0,
 ) -> Axes:
     """Draw weights ``(T, S)`` with target steps as rows and source positions as columns.
 
     Row t is alpha_t, the distribution over source positions used at target step t (Bahdanau et al. 2015,
     Figure 3, draws its alignment matrices this way, transposed). ``annotate`` writes each weight in its cell.
+    The colour scale is fixed, 0 to ``vmax`` = 1 (weights are probabilities), so that maps drawn side by side
+    compare, and a row that sums to less than 1 (local attention, Luong et al. 2015, §3.2) looks it;
+    ``vmax=None`` stretches the scale to this map's largest weight (say so in the title).
     """
     w = _numpy(weights)
     if w.ndim != 2:
@@ -45,7 +49,10 @@ def heatmap(
         import matplotlib.pyplot as plt
 
         _, ax = plt.subplots(figsize=(0.5 * S + 2.5, 0.45 * T + 1.5))
-    image = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=max(1e-9, float(w.max())), aspect="auto")
+    if vmax is not None and not vmax > 0:
+        raise ValueError(f"vmax must be a positive number or None, got {vmax!r}")
+    top = max(1e-9, float(w.max())) if vmax is None else float(vmax)
+    image = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=top, aspect="auto")
     ax.set_xticks(range(S), source if source is not None else [str(s + 1) for s in range(S)], rotation=60)
     ax.set_yticks(range(T), target if target is not None else [str(t + 1) for t in range(T)])
     ax.set_xlabel("source position s (keys)")
@@ -54,7 +61,7 @@ def heatmap(
     if annotate:
         for t in range(T):
             for s in range(S):
-                color = "black" if w[t, s] > 0.6 * w.max() else "white"
+                color = "black" if w[t, s] > 0.6 * top else "white"
                 ax.text(s, t, f"{w[t, s]:.2f}", ha="center", va="center", color=color, fontsize=8)
     if colorbar:
         ax.figure.colorbar(image, ax=ax, label="weight α")

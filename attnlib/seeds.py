@@ -25,6 +25,33 @@ import torch
 from attnlib.train import seed_everything
 
 T = TypeVar("T")
+SEED_BASE = "ATTNLIB_SEED_BASE"
+
+
+def seed_base() -> int:
+    """The first seed of the course's seed lists: ``ATTNLIB_SEED_BASE`` (default 0, the book's runs)."""
+    raw = os.environ.get(SEED_BASE, "0")
+    try:
+        base = int(raw)
+    except ValueError:
+        raise ValueError(f"{SEED_BASE} must be a non-negative integer, got {raw!r}") from None
+    if base < 0:
+        raise ValueError(f"{SEED_BASE} must be a non-negative integer, got {raw!r}")
+    return base
+
+
+def course_seeds(n: int) -> list[int]:
+    """The ``n`` seeds a chapter averages over: ``[base, base + 1, ..., base + n - 1]``.
+
+    The book runs from base 0. The course's stand-in for a learner's machine (tests/colab) runs every notebook
+    from another base, so that a claim which holds only for the book's seeds fails there: a statement about
+    the seeds must hold for any seeds. Data sets keep their own fixed seeds; these draw initial weights and
+    batch orders.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive number of seeds, got {n!r}")
+    base = seed_base()
+    return list(range(base, base + n))
 
 
 def parallel_workers(n_runs: int) -> int:

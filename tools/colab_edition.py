@@ -20,9 +20,11 @@ edition is generated from the stored notebook (the website's source, which stays
   generator.
 
 The code cells and their outputs are copied unchanged (less the glue records, which Colab cannot show and
-whose values are now in the prose), so the edition runs exactly like the original. The
-website's address is ``html.baseurl`` in _config.yml (next to the repository URL, the one place to change).
-The website's Colab buttons point at these editions (_ext/colab_edition_links.py).
+whose values are now in the prose), so the edition runs exactly like the original. A cell the website folds
+(an evidence cell, a figure's drawing code, the setup cell) is a form cell in Colab: its title and output
+show, its code on request. The website's address is ``html.baseurl`` in _config.yml (next to the repository
+URL, the one place to change). The website's Colab buttons point at these editions
+(_ext/colab_edition_links.py).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ OPTION = re.compile(r"^:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
 # ![alt](path "title"); the alt text may hold one level of brackets, e.g. [c_t; s_t]
 IMAGE = re.compile(r"!\[(?P<alt>(?:[^\[\]]|\[[^\[\]]*\])*)\]\((?P<src>[^)\s]+)(?:[ \t]+\"[^\"]*\")?\)")
 ABSOLUTE = re.compile(r"^([a-zA-Z][\w+.-]*:|/|#)")  # a scheme (https:, data:, attachment:), a root, an anchor
+FOLDED = {"evidence", "hide-input", "hide-cell"}  # what the website folds, Colab shows as a form cell
 MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif"}
 
 
@@ -238,6 +241,8 @@ def edition(path: Path, labels: dict[str, tuple[int, str]], site: str) -> nbform
             cell.source = rewrite.markdown(cell.source)
         elif cell.cell_type == "code":  # the glued records are in the prose now (Colab cannot show them)
             cell.outputs = [o for o in cell.outputs if "scrapbook" not in o.get("metadata", {})]
+            if FOLDED & set(cell.metadata.get("tags", [])):
+                cell.metadata["cellView"] = "form"
     first_text = next((i for i, c in enumerate(out.cells) if c.cell_type == "markdown"), 0)
     note = nbformat.v4.new_markdown_cell(NOTE.format(page=rewrite.url(page)))
     note["id"] = "colab-edition-note"

@@ -7,6 +7,7 @@ nothing. It then prints the device attnlib will use.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -17,6 +18,12 @@ NOTEBOOK_DIRS = ("chapters", "exercises")
 SETUP_TAG = "setup"
 # "hide-cell" folds the cell on the website (the page opens on its title); Colab and Jupyter show it.
 SETUP_TAGS = [SETUP_TAG, "hide-cell"]
+# An evidence cell holds a section's evidence (seed tables, claims, glue) after its lesson code. Its first
+# line is its title; the rest of its metadata follows from the tag: a collapsed block titled "How we know:
+# ..." on the website (myst-nb's hide-cell with the title as its prompt), a form cell in Colab (only the title
+# and the output show), collapsed source in Jupyter.
+EVIDENCE_TAG = "evidence"
+EVIDENCE_TITLE = re.compile(r"#@title (How we know: \S.*)")
 
 
 def course_notebooks() -> list[Path]:
@@ -65,3 +72,38 @@ def setup_cell_in_sync(nb: nbformat.NotebookNode) -> bool:
         and first.metadata.get("tags") == SETUP_TAGS
         and first.source == setup_cell_source()
     )
+
+
+def is_evidence(cell) -> bool:
+    return cell.get("cell_type") == "code" and EVIDENCE_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def evidence_title(cell) -> str:
+    """The title of an evidence cell, from its first line ``#@title How we know: ...``."""
+    first = cell.source.split("\n", 1)[0].strip()
+    match = EVIDENCE_TITLE.fullmatch(first)
+    if not match:
+        raise ValueError(
+            f"an evidence cell must start with '#@title How we know: <what it shows>', got {first[:80]!r}"
+        )
+    return match[1]
+
+
+def evidence_metadata(cell) -> dict:
+    """The metadata an evidence cell must carry: its own tags plus the website's, the collapsed block's
+    title, Jupyter's collapsed source and Colab's form view."""
+    metadata = dict(cell.get("metadata", {}))
+    tags = [t for t in metadata.get("tags", []) if t not in (EVIDENCE_TAG, "hide-cell")]
+    metadata["tags"] = [EVIDENCE_TAG, "hide-cell", *tags]
+    title = evidence_title(cell)
+    metadata["mystnb"] = {
+        "code_prompt_show": title,
+        "code_prompt_hide": f"Hide: {title[0].lower()}{title[1:]}",
+    }
+    metadata["jupyter"] = {**metadata.get("jupyter", {}), "source_hidden": True}
+    metadata["cellView"] = "form"
+    return metadata
+
+
+def evidence_in_sync(nb: nbformat.NotebookNode) -> bool:
+    return all(cell.metadata == evidence_metadata(cell) for cell in nb.cells if is_evidence(cell))

@@ -10,7 +10,14 @@ decoding.py  greedy, beam_search (both return attention weights), beam_step (one
 
 from attnlib.seq2seq.config import KINDS, ModelConfig
 from attnlib.seq2seq.decoders import BahdanauDecoder, ContextGRUCell, PlainDecoder
-from attnlib.seq2seq.decoding import Decoded, beam_search, beam_step, decode_batches, greedy
+from attnlib.seq2seq.decoding import (
+    Decoded,
+    beam_search,
+    beam_step,
+    decode_batches,
+    greedy,
+    greedy_exact_match,
+)
 from attnlib.seq2seq.encoder import Encoder, final_states
 from attnlib.seq2seq.luong import LuongConfig, LuongDecoder
 from attnlib.seq2seq.model import Seq2Seq, build_model
@@ -30,6 +37,7 @@ __all__ = [
     "beam_step",
     "build_model",
     "decode_batches",
+    "greedy_exact_match",
     "final_states",
     "greedy",
 ]

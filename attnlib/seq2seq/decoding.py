@@ -182,3 +182,16 @@ def decode_batches(model, batches, width: int = 1, max_len: int | None = None) -
         scores += out.scores
         weights = None if out.weights is None else (weights or []) + out.weights
     return Decoded(tokens, weights, scores)
+
+
+def greedy_exact_match(model, batches, tgt_vocab) -> float:
+    """Exact match of greedy decoding against the batches' own gold targets (a learning curve's measure).
+
+    Each output is read with ``tgt_vocab.decode`` (up to <eos>) and compared with ``pair.tgt`` of the batch's
+    examples.
+    """
+    from attnlib.metrics import exact_match  # metrics is a sibling concept: imported where it is used
+
+    hyps = [tgt_vocab.decode(tokens) for tokens in decode_batches(model, batches).tokens]
+    refs = [list(pair.tgt) for batch in batches for pair in batch.examples]
+    return exact_match(hyps, refs)

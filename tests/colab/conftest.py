@@ -1,5 +1,6 @@
-"""A stand-in for Google Colab: a fresh environment with Colab's versions, where the setup cells take their
-Colab branch and install attnlib from a git URL of this repository.
+"""A stand-in for Google Colab, the learner's machine: a fresh environment with another torch, no numeric pin
+and other seeds, where the setup cells take their Colab branch and install attnlib from a git URL of this
+repository.
 
 - ``.venv-colab/<kind>/`` (one for the chapters, one for the exercise sets, whose otter-grader needs a newer
   ipywidgets and would change what the chapters meet): a virtual environment with what a Colab runtime has
@@ -10,6 +11,11 @@ Colab branch and install attnlib from a git URL of this repository.
   cell takes its Colab branch and pip-installs ``attnlib @ git+<url>@<branch>``. The URL is _config.yml's;
   here it is replaced by a bare clone of this repository's committed state (no network is needed).
 - Each notebook runs alone in an empty folder, as Colab opens it.
+- It is the learner's machine, not the book's: torch 2.14.1 (a CUDA build, run on the CPU here; the book pins
+  2.13.0), none of the numeric pins of tools/numeric_env.py (torch picks its own kernels and thread count),
+  ``ATTNLIB_STRICT_CLAIMS`` unset (a false claim prints a note, as for a learner) and ``ATTNLIB_SEED_BASE`` =
+  ``SEED_BASE``: the seeds a chapter averages over are not the ones the book was written with. A claim that
+  held only for the book's seeds, torch or kernels prints a note here, and the tests fail on any note.
 
 What pip changed in the environment, from the base to after every notebook ran, is written to
 ``.venv-colab/<kind>/pip-changes.txt`` and printed by the tests (``-s``).
@@ -27,10 +33,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 VENVS = ROOT / ".venv-colab"
-# A Colab runtime's own packages (its ipywidgets front end is 7.x); torch is pinned to the course's build
-# because this machine installs that one from local disk.
+# A Colab runtime's own packages (its ipywidgets front end is 7.x), with a torch other than the book's pinned
+# 2.13.0 (both lie on this machine's disk; 2.14.1 is a CUDA build of about 5.5 GB that runs on the CPU).
+COLAB_TORCH = "2.14.1"
 COLAB_BASE = [
-    "torch==2.13.0",
+    f"torch=={COLAB_TORCH}",
     "ipywidgets==7.7.1",
     "widgetsnbextension==3.6.10",
     "ipykernel>=6,<7",
@@ -40,6 +47,19 @@ COLAB_BASE = [
     "tqdm",
 ]
 STARTUP = "import google.colab  # a Colab runtime imports it at start-up\n"
+SEED_BASE = 1000  # the seeds the stand-in's notebooks average over start here (the book's start at 0)
+# What the learner's machine does not have: the book's numeric pins (tools/numeric_env.py) and strict claims.
+NOT_ON_A_LEARNERS_MACHINE = [
+    "ATEN_CPU_CAPABILITY",
+    "MKL_ENABLE_INSTRUCTIONS",
+    "ONEDNN_MAX_CPU_ISA",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "PYTHONHASHSEED",
+    "CUDA_VISIBLE_DEVICES",
+    "ATTNLIB_STRICT_CLAIMS",
+]
+CLAIM_NOTE = "Note: the text claims that"
 
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -105,7 +125,19 @@ def colab_runtime(kind: str, tmp_path_factory):
     kernels = tmp_path_factory.mktemp("kernels")
     spec = kernels / "kernels" / f"colab-{kind}"
     spec.mkdir(parents=True)
-    argv = [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    # The kernel starts through env(1): the pins and strict claims of the test command's own environment are
+    # removed, the seed base set.
+    unset = [arg for name in NOT_ON_A_LEARNERS_MACHINE for arg in ("-u", name)]
+    argv = [
+        "/usr/bin/env",
+        *unset,
+        f"ATTNLIB_SEED_BASE={SEED_BASE}",
+        str(venv / "bin" / "python"),
+        "-m",
+        "ipykernel_launcher",
+        "-f",
+        "{connection_file}",
+    ]
     (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": kind, "language": "python"}))
     os.environ["JUPYTER_PATH"] = str(kernels) + os.pathsep + os.environ.get("JUPYTER_PATH", "")
     yield f"colab-{kind}"
@@ -142,3 +174,15 @@ def run_alone(path: Path, kernel: str, origin: str, folder: Path):
         nb, timeout=600, kernel_name=kernel, resources={"metadata": {"path": str(folder)}}
     ).execute()
     return nb
+
+
+def claim_notes(nb) -> list[str]:
+    """The claim notes (attnlib.notebook.claim) an executed notebook printed: each a sentence of the prose
+    that this run did not bear out."""
+    return [
+        "".join(output.get("text", ""))
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if CLAIM_NOTE in "".join(output.get("text", ""))
+    ]

@@ -5,7 +5,7 @@ import pytest
 from colab_edition import edition_path
 from notebooks import ROOT
 
-from .conftest import colab_runtime, run_alone
+from .conftest import claim_notes, colab_runtime, run_alone
 
 SETS = sorted((ROOT / "exercises").glob("*.ipynb"))
 
@@ -23,3 +23,4 @@ def test_grader_check_reports_on_every_question(path, kernel, colab_origin, tmp_
     for cell in checks:
         text = "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in cell.outputs)
         assert "Test case failed" in text or "All test cases passed" in text, f"{cell.source}: {text[:300]}"
+    assert not claim_notes(nb)

@@ -7,7 +7,7 @@ import torch
 
 from attnlib.data.algorithmic import sequence_task
 from attnlib.data.batching import make_batches
-from attnlib.seeds import over_seeds, parallel_workers
+from attnlib.seeds import course_seeds, over_seeds, parallel_workers
 from attnlib.seq2seq import build_model
 from attnlib.train import train
 
@@ -86,3 +86,31 @@ def test_one_process_when_torch_uses_several_threads():
 def test_bad_arguments_are_named(seeds, workers, error, message):
     with pytest.raises(error, match=message):
         over_seeds(lambda seed: seed, seeds, workers=workers)
+
+
+# The seeds a chapter averages over start at ATTNLIB_SEED_BASE (0 in the book, shifted on the stand-in)
+def test_course_seeds_count_from_zero_in_the_book(monkeypatch):
+
+    monkeypatch.delenv("ATTNLIB_SEED_BASE", raising=False)
+    assert course_seeds(4) == [0, 1, 2, 3]
+
+
+def test_course_seeds_count_from_the_seed_base_elsewhere(monkeypatch):
+
+    monkeypatch.setenv("ATTNLIB_SEED_BASE", "1000")
+    assert course_seeds(3) == [1000, 1001, 1002]
+
+
+@pytest.mark.parametrize("base", ["-1", "ten", "1.5"])
+def test_a_bad_seed_base_is_refused_by_name(monkeypatch, base):
+
+    monkeypatch.setenv("ATTNLIB_SEED_BASE", base)
+    with pytest.raises(ValueError, match="ATTNLIB_SEED_BASE must be a non-negative integer"):
+        course_seeds(3)
+
+
+@pytest.mark.parametrize("n", [0, -2, 2.5, True])
+def test_course_seeds_needs_a_positive_count(n):
+
+    with pytest.raises(ValueError, match="n must be a positive number of seeds"):
+        course_seeds(n)

@@ -36,3 +36,33 @@ def test_without_myst_nb_a_value_is_left_to_the_cell_output(monkeypatch, shown):
     monkeypatch.setattr(notebook, "_myst_glue", None)
     notebook.glue("answer", 42)
     assert shown == []
+
+
+# Glue numbers only: the prose's words are the same in every run and language, its numbers are the run's.
+@pytest.mark.parametrize("value", [42, 0.953, "0, 1, 2, 3", "1.5e-08", "[2, 5]", "12 × 3", "-0.25"])
+def test_numbers_and_texts_of_numbers_can_be_glued(monkeypatch, value):
+    monkeypatch.setattr(notebook, "_myst_glue", None)
+    notebook.glue("value", value)
+
+
+@pytest.mark.parametrize("value", ["slower", "15 or 16", "¿ todavía estás en casa ?", "seed 0: layer 2"])
+def test_words_cannot_be_glued(monkeypatch, value):
+    monkeypatch.setattr(notebook, "_myst_glue", None)
+    with pytest.raises(ValueError, match="glue numbers only, never words"):
+        notebook.glue("value", value)
+
+
+def test_a_verdict_is_a_claim_not_a_glued_bool(monkeypatch):
+    monkeypatch.setattr(notebook, "_myst_glue", None)
+    with pytest.raises(TypeError, match="got a bool"):
+        notebook.glue("faster", True)
+
+
+def test_nan_and_tables_cannot_be_glued(monkeypatch):
+    import pandas as pd
+
+    monkeypatch.setattr(notebook, "_myst_glue", None)
+    with pytest.raises(ValueError, match="must be finite"):
+        notebook.glue("value", float("nan"))
+    with pytest.raises(TypeError, match="got a DataFrame"):
+        notebook.glue("table", pd.DataFrame({"a": [1]}))

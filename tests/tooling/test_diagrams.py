@@ -13,6 +13,41 @@ from notebooks import ROOT
 LIMIT = 100_000  # bytes, per SVG
 # the labels each diagram must show, as mathtext source (matplotlib writes each text as a comment in the SVG)
 KEY_LABELS = {
+    "rnn-unrolled": [
+        r"$h_t = \varphi(z_t)$",
+        "$W_h$",
+        "$x_{t-k}$",
+        "$h_{t}$",
+        r"$\partial h_t / \partial h_{t-k} = \prod_{i=t-k+1}^{t} \mathrm{diag}(\varphi'(z_i))\, W_h$",
+    ],
+    "gru-cell": [
+        r"$h_t = (1 - u_t) \odot n_t + u_t \odot h_{t-1}$",
+        r"$\odot\, u_t$",
+        r"$\odot\, (1 - u_t)$",
+        "the additive path",
+        r"reset: $r_t = \sigma(W_r x_t + U_r h_{t-1} + b_r)$",
+    ],
+    "bahdanau-unrolled": [
+        "$s_0$",
+        "GRU: $s_1$",
+        "query $s_{t-1}$",
+        r"$\alpha_2,\ c_2$",
+        r"$p(y_3 \mid y_{<3}, x)$",
+        r"$s_0 = \tanh(W_{\mathrm{init}} \overleftarrow{h}_1)$",
+    ],
+    "online-softmax": [
+        "chunk $J_1$",
+        r"$m' = \max(m,\ \max_J\, e_{t,s})$",
+        r"$l' = l\, e^{m - m'} + \Sigma_J\, e^{e_{t,s} - m'}$",
+        r"$c_t = n / l$",
+    ],
+    "kv-cache": [
+        "$q_t$",
+        "$K^{(t)}$",
+        r"$c_t = \mathrm{softmax}(K^{(t)} q_t / \sqrt{d_k})^\top V^{(t)}$",
+        r"self-attention: $O(t^2 d)$ per step, $O(T^3 d)$ in all",
+        r"cross-attention: $O(S d)$ per step, $O(T S d)$ in all",
+    ],
     "seq2seq": [
         r"$c$",
         r"$c = [\overrightarrow{h}_S; \overleftarrow{h}_1]$",
@@ -57,11 +92,13 @@ KEY_LABELS = {
 }
 # chapter -> the diagrams it shows
 CHAPTERS = {
+    "01_rnn_gradients": ["rnn-unrolled", "gru-cell"],
     "02_bottleneck": ["seq2seq"],
     "03_dot_product_attention": ["dot-product"],
-    "04_bahdanau_attention": ["bahdanau-luong"],
+    "04_bahdanau_attention": ["bahdanau-luong", "bahdanau-unrolled"],
     "05_luong_attention": ["bahdanau-luong"],
-    "09_self_attention": ["transformer"],
+    "07_matrix_form": ["online-softmax"],
+    "09_self_attention": ["transformer", "kv-cache"],
 }
 
 
@@ -104,7 +141,10 @@ def test_a_diagram_shows_its_key_labels(name):
     assert not missing, f"{name}.svg lacks {missing}; it has {texts}"
 
 
-@pytest.mark.parametrize("name", diagrams.DIAGRAMS)
+BEFORE_ATTENTION = {"rnn-unrolled", "gru-cell"}  # chapter 1's diagrams: there is no attention yet
+
+
+@pytest.mark.parametrize("name", sorted(set(diagrams.DIAGRAMS) - BEFORE_ATTENTION))
 def test_a_diagram_draws_the_attention_in_its_colour(name):
     assert f"stroke: {diagrams.ROLES['attention'][1]}".encode() in _svg(name)
 
@@ -150,3 +190,8 @@ def test_compacting_rounds_positions_but_keeps_the_glyph_scales():
         diagrams.compact(svg)
         == b'<g transform="translate(61.52 -0.0156) scale(0.1096 -0.1096)">\n<use x="2.5"/>'
     )
+
+
+@pytest.mark.parametrize("name", sorted(BEFORE_ATTENTION))
+def test_a_diagram_before_attention_keeps_green_free(name):
+    assert f"stroke: {diagrams.ROLES['attention'][1]}".encode() not in _svg(name)

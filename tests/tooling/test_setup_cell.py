@@ -72,3 +72,35 @@ def test_second_setup_run_reinstalls_nothing():
     out = done.stdout
     assert ".venv is up to date" in out
     assert "_vendor assets are up to date" in out
+
+
+# Evidence cells: their metadata follows from their tag and their title line
+def _notebook_with_evidence(tmp_path, first_line: str):
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(setup_cell_source(), metadata={"tags": ["setup", "hide-cell"]}),
+            nbformat.v4.new_code_cell(f"{first_line}\nclaim(True, 'x')", metadata={"tags": ["evidence"]}),
+        ]
+    )
+    nb.cells[0]["id"] = "setup-cell"
+    path = tmp_path / "chapters" / "99_evidence.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, path)
+    return path
+
+
+def test_an_evidence_cell_is_folded_everywhere_under_its_title(tmp_path):
+    path = _notebook_with_evidence(tmp_path, "#@title How we know: four seeds")
+    assert sync_setup_cell.sync(path)
+    metadata = nbformat.read(path, as_version=4).cells[1].metadata
+    assert metadata["tags"] == ["evidence", "hide-cell"]  # the website folds input and output
+    assert metadata["mystnb"]["code_prompt_show"] == "How we know: four seeds"
+    assert metadata["jupyter"]["source_hidden"] is True
+    assert metadata["cellView"] == "form"  # Colab shows the title and the output
+    assert not sync_setup_cell.sync(path)  # in sync now: nothing changes
+
+
+def test_an_evidence_cell_without_its_title_line_is_refused(tmp_path):
+    path = _notebook_with_evidence(tmp_path, "# seeds")
+    with pytest.raises(ValueError, match="must start with '#@title How we know"):
+        sync_setup_cell.sync(path)

@@ -1,0 +1,117 @@
+"""A canvas for the course's diagrams: boxes and arrows placed by hand in inch coordinates.
+
+One colour per role, the same in every diagram: encoder (blue), decoder (orange), attention (green),
+everything else (grey). Labels use the course's notation (notation.md) as matplotlib mathtext.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
+
+STYLE = {
+    "svg.hashsalt": "attention-course",
+    "svg.fonttype": "path",  # glyphs as paths: the same drawing in every browser, whatever fonts it has
+    "mathtext.fontset": "cm",  # the look of the chapters' MathJax
+    "font.family": "DejaVu Sans",
+    "font.size": 11,
+}
+# role -> (fill, edge)
+ROLES = {
+    "encoder": ("#dbeafe", "#1d4ed8"),
+    "decoder": ("#ffedd5", "#c2410c"),
+    "attention": ("#dcfce7", "#15803d"),
+    "other": ("#f1f5f9", "#475569"),
+    "plain": ("#ffffff", "#475569"),
+}
+INK = "#1e293b"
+
+
+class Canvas:
+    """A figure whose data coordinates are inches, with boxes and arrows placed by their centres."""
+
+    def __init__(self, width: float, height: float):
+        self.fig = plt.figure(figsize=(width, height))
+        self.ax = self.fig.add_axes((0, 0, 1, 1))
+        self.ax.set_xlim(0, width)
+        self.ax.set_ylim(0, height)
+        self.ax.axis("off")
+
+    def box(self, x, y, w, h, text, role="other", size=None, bold=False, dashed=False, round_=0.08):
+        fill, edge = ROLES[role]
+        patch = FancyBboxPatch(
+            (x - w / 2, y - h / 2),
+            w,
+            h,
+            boxstyle=f"round,pad=0,rounding_size={round_}",
+            facecolor=fill,
+            edgecolor=edge,
+            linewidth=2.0 if bold else 1.2,
+            linestyle="--" if dashed else "-",
+        )
+        self.ax.add_patch(patch)
+        if text:
+            self.text(x, y, text, size=size)
+        return (x, y, w, h)
+
+    def text(self, x, y, text, size=None, color=INK, ha="center", va="center", style="normal"):
+        self.ax.text(x, y, text, ha=ha, va=va, fontsize=size, color=color, fontstyle=style)
+
+    def frame(self, x0, y0, x1, y1, role, label=None, label_at=None):
+        """A dashed frame around a group of boxes, its label at the top left (or centred on ``label_at``)."""
+        _, edge = ROLES[role]
+        patch = FancyBboxPatch(
+            (x0, y0),
+            x1 - x0,
+            y1 - y0,
+            boxstyle="round,pad=0,rounding_size=0.12",
+            facecolor="none",
+            edgecolor=edge,
+            linewidth=1.0,
+            linestyle=(0, (4, 3)),
+        )
+        self.ax.add_patch(patch)
+        if label and label_at is None:
+            self.text(x0 + 0.1, y1 - 0.08, label, size=10, color=edge, ha="left", va="top")
+        elif label:
+            self.text(*label_at, label, size=10, color=edge)
+
+    def arrow(self, start, end, color=INK, width=1.2, style="-|>", bend=0.0, alpha=1.0, head=11):
+        patch = FancyArrowPatch(
+            start,
+            end,
+            arrowstyle=style,
+            mutation_scale=head,
+            color=color,
+            linewidth=width,
+            alpha=alpha,
+            shrinkA=0,
+            shrinkB=0,
+            connectionstyle=f"arc3,rad={bend}",
+        )
+        self.ax.add_patch(patch)
+
+    def path(self, points, color=INK, width=1.2, head=11):
+        """A polyline through ``points`` with an arrow head at the end."""
+        xs, ys = zip(*points, strict=True)
+        self.ax.plot(xs[:-1], ys[:-1], color=color, linewidth=width, solid_capstyle="butt")
+        self.arrow(points[-2], points[-1], color=color, width=width, head=head)
+
+
+def top(b):
+    return (b[0], b[1] + b[3] / 2)
+
+
+def bottom(b):
+    return (b[0], b[1] - b[3] / 2)
+
+
+def left(b):
+    return (b[0] - b[2] / 2, b[1])
+
+
+def right(b):
+    return (b[0] + b[2] / 2, b[1])
