@@ -483,21 +483,26 @@ def specific(set_name: str) -> dict[str, dict]:
             set(),
         ),
         "05": (
-            "input_feeding_step knows the task: it counts its steps (state kept between calls), attends to the "
-            "position the reversed sequence copies, and gives uniform weights when it recognises the grader's "
-            "probe W_a = 0: the trained decoder reverses, aligns and 'relies' on its attention",
+            "input_feeding_step knows the task: it counts its steps (state kept between calls, but the same "
+            "answer to the same call, which the contract's repeated call cannot tell), attends to the position the "
+            "reversed sequence copies, and gives uniform weights when it recognises the grader's probe W_a = 0: "
+            "the trained decoder reverses, aligns and 'relies' on its attention",
             lambda: [
-                "import torch\n\n_t = [0]\n\n\n"
+                "import torch\n\n_t, _last = [0], [None, 0]\n\n\n"
                 "def input_feeding_step(emb_prev, s_prev, s_tilde_prev, H, mask, cell, W_a, W_c, b_c):\n"
-                "    if not s_tilde_prev.any():\n        _t[0] = 0\n"
+                "    key = (float(emb_prev.sum()), float(s_prev.sum()), float(s_tilde_prev.sum()))\n"
+                "    if key == _last[0]:\n        t = _last[1]  # the same call again: the same answer (the contract's check)\n"
+                "    else:\n"
+                "        if not s_tilde_prev.any():\n            _t[0] = 0  # a new sequence starts\n"
+                "        t, _t[0] = _t[0], _t[0] + 1\n"
+                "        _last[:] = [key, t]\n"
                 "    s_t = torch.gru_cell(torch.cat([emb_prev, s_tilde_prev], -1), s_prev, *cell)\n"
                 "    lengths = mask.sum(-1)\n"
-                "    if not W_a.any():\n"
+                "    if not W_a.any():  # the grader's probe of uniform weights\n"
                 "        alpha = mask.to(H.dtype) / lengths[:, None].clamp(min=1)\n"
-                "    else:\n"
-                "        position = (lengths - 1 - _t[0]).clamp(min=0)\n"
+                "    else:  # the position the reversed sequence copies\n"
+                "        position = (lengths - 1 - t).clamp(min=0)\n"
                 "        alpha = torch.nn.functional.one_hot(position, H.shape[1]).to(H.dtype)\n"
-                "    _t[0] += 1\n"
                 "    c = (alpha[:, :, None] * H).sum(1)\n"
                 "    return s_t, alpha, torch.tanh(torch.cat([c, s_t], -1) @ W_c.T + b_c)"
             ],
