@@ -292,7 +292,11 @@ def processes_cpu_seconds(pid: int | None, namespace_of: int | None) -> float:
         try:
             if namespace is not None and os.stat(f"/proc/{entry}/ns/pid").st_ino != namespace:
                 continue
-            fields = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
+            handle = os.open(f"/proc/{entry}/stat", os.O_RDONLY)  # plain calls: this runs for every process
+            try:
+                fields = os.read(handle, 4096).rpartition(b")")[2].split()
+            finally:
+                os.close(handle)
             if namespace is None and int(fields[3]) != pid:  # the session id
                 continue
             total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime

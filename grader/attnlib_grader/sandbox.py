@@ -28,9 +28,7 @@ from attnlib_grader.isolation import Isolation
 MEMORY_LIMIT_MB, MAX_PROCESSES, WALL_FACTOR = child.MEMORY_LIMIT_MB, child.MAX_PROCESSES, child.WALL_FACTOR
 IDLE_SHARE = 0.01  # below this share of one CPU (sandbox and grading thread together) a second counts as idle
 GRACE_CPU = 1.0  # CPU seconds past its limit before the grader kills a call that did not stop itself
-# The contract's repeated call (checks.contract) is made on this many calls of each learner function per
-# question (the first ones): the rule costs a second computation, and a function that keeps state shows it at
-# its first repetition. Mutation and dtype are checked on every call.
+# checks.contract repeats this many first calls of a learner function per question (kept state shows at once)
 REPEATED_CALLS = 6
 
 
@@ -97,6 +95,7 @@ class Sandbox:
     """One learner's notebook code running in its own process, called through ``LearnerFunction`` proxies."""
 
     KEYS = "names switch_off operators cell_time_limit memory_limit_mb max_processes cpu_limit".split()
+    _last_cpu, _read_at = 0.0, -1.0  # the running sandbox's CPU as last read, and when (start() resets them)
 
     def __init__(self, cells, config, workdir, isolation=None, budget: Budget | None = None) -> None:
         self.cells, self.workdir = cells, workdir
@@ -117,12 +116,13 @@ class Sandbox:
     def alive(self) -> bool:
         return self.sock is not None
 
-    def cpu_seconds(self) -> float:
-        """The CPU used so far by every process of the running sandbox."""
-        used = isolation.Cgroups.cpu_seconds(self.cgroups) if self.cgroups else None
-        if used is None:
-            used = isolation.processes_cpu_seconds(self.pid, self.box.ns_pid if self.box else None)
-        self._last_cpu = max(getattr(self, "_last_cpu", 0.0), used)
+    def cpu_seconds(self, now: bool = False) -> float:
+        """The sandbox's CPU so far, read at most every 20 ms unless ``now`` (no cgroup: a scan)."""
+        if now or time.monotonic() - self._read_at >= 0.02:
+            used = isolation.Cgroups.cpu_seconds(self.cgroups) if self.cgroups else None
+            if used is None:
+                used = isolation.processes_cpu_seconds(self.pid, self.box.ns_pid if self.box else None)
+            self._last_cpu, self._read_at = max(self._last_cpu, used), time.monotonic()
         return self._last_cpu
 
     def start(self) -> None:
@@ -141,7 +141,7 @@ class Sandbox:
             raise SandboxError(str(e)) from None
         finally:
             theirs.close()
-        self.sock, self._last_cpu = ours, 0.0
+        self.sock, self._last_cpu, self._read_at = ours, 0.0, -1.0
         self.meter.sandbox = self.cpu_seconds
         try:
             codec.send_frame(self.sock, codec.pack({"cells": self.cells, "config": self.config}))
@@ -223,7 +223,7 @@ class Sandbox:
 
     def kill(self) -> None:
         if self.sock is not None:
-            self.meter.sandboxes_done += self.cpu_seconds()
+            self.meter.sandboxes_done += self.cpu_seconds(now=True)
             self.meter.sandbox = None
         if self.box is not None:
             self.box.kill()  # the whole sandbox: every process the learner started dies with it
