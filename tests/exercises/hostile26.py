@@ -384,8 +384,17 @@ def specific(set_name: str) -> dict[str, dict]:
                     "def context_gru_step(y_emb, c, s_prev, W, b, C, U_zr, U):\n    return s_prev.clone()",
                 ),
             ],
-            {"scores_from_projections", "context_gru_step", "bahdanau_loop"},
-            ("hidden_decode_other_dates", "hidden_year_mass", "hidden_year_on_digit"),
+            {"scores_from_projections", "context_gru_step"},
+            # the loop is the solution's: its values fail, its structure (U projected once) still counts
+            (
+                "first_step_attends_with_s0",
+                "hidden_first_query_is_s0",
+                "hidden_loop_weights",
+                "hidden_loop_states",
+                "hidden_decode_other_dates",
+                "hidden_year_mass",
+                "hidden_year_on_digit",
+            ),
         ),
         "08": (
             [
