@@ -340,7 +340,8 @@ def specific(set_name: str) -> dict[str, dict]:
         )
     precision = {  # the function, and its hidden cases on float64 inputs held to float32's tolerance before
         "01": ("clip_by_global_norm", ["hidden_clip_keeps_float64"]),
-        "04": ("join_directions", ["hidden_join_random_lengths"]),
+        # set 4: the wrapper's own generator over the arguments is a Python loop that the loop check sees
+        "04": ("join_directions", ["hidden_join_random_lengths", "hidden_join_no_python_loops"]),
         "05": ("gaussian", ["hidden_leading_dims_float64"]),
         "09": ("permutation_gap", ["hidden_sinusoid_gap_float64"]),
     }
