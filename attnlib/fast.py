@@ -6,11 +6,14 @@ The readable reference is ``attend(scores.scaled_dot(q, k), v, mask)``; this fun
 here such rows give a zero context and zero gradients, as in the contract.
 
 SDPA picks a backend per call. Its fused kernels (FlashAttention on the CPU; FlashAttention, memory-efficient
-and cuDNN on CUDA) take only 4-D inputs ``(N, heads, T, d)``; with any other rank it runs the *math*
-backend, plain PyTorch operations that form the ``(N, T, S)`` weights like the reference does (the checks are
-in ``sdp_utils_cpp.h``, shipped with torch). So the inputs are brought to 4-D here, and a padding mask is kept
-in its compact shape ``(N, 1, 1, S)`` rather than broadcast to ``(N, 1, T, S)``, which would write a tensor
-of the very size the kernel avoids. Lesson: chapter 7, "Why a fused kernel is fast".
+and cuDNN on CUDA) take only 4-D inputs ``(N, heads, T, d)`` (the check ``check_tensor_shapes`` in
+``sdp_utils_cpp.h``, shipped with torch). What SDPA does with 3-D inputs depends on the torch version: torch
+2.13 runs its *math* backend, plain PyTorch operations that form the ``(N, T, S)`` weights like the reference
+does; torch 2.14 (measured with 2.14.1) adds the head dimension itself and runs the fused kernel
+(``attnlib/results/ch07_sdpa_dispatch.json`` records both). So the inputs are brought to 4-D here, whatever
+the version, and a padding mask is kept in its compact shape ``(N, 1, 1, S)`` rather than broadcast to
+``(N, 1, T, S)``, which would write a tensor of the very size the kernel avoids. Lesson: chapter 7, "Why a
+fused kernel is fast".
 
 ``prepare`` does all of this once and ``run`` only calls the kernel, so that a benchmark can time the
 kernel alone; ``scaled_dot_product_attention`` is the two in one call.

@@ -23,6 +23,7 @@ import torch
 from attnlib import metrics
 from attnlib.data import Pair, Vocab, make_batches, make_sequence_task
 from attnlib.modes import evaluating
+from attnlib.ranking import TestScores
 from attnlib.seq2seq.decoding import decode_batches
 from attnlib.seq2seq.encoder import final_states
 
@@ -102,10 +103,13 @@ def position_recovery(
     return {"final": final.double().mean(dim=1), "memory": memory.double().mean(dim=1)}
 
 
-def accuracy_by_length(
+def scores_by_length(
     model, pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, batch_size: int = 500
-) -> dict[int, tuple[float, float]]:
-    """``{S: (exact match, token accuracy)}`` of greedy decoding, for each source length S in ``pairs``."""
+) -> dict[int, tuple[TestScores, TestScores]]:
+    """``{S: (exact match, token accuracy)}`` of greedy decoding per source length S, kept per test
+    sentence (``TestScores``: 1/0 per sentence, right tokens / reference tokens per sentence), so that a
+    ranking can weigh the test sample's own noise (attnlib.ranking); ``float()`` of each is the score on all
+    sentences of S."""
     by_length: dict[int, list[Pair]] = {}
     for p in pairs:
         by_length.setdefault(len(p.src), []).append(p)
@@ -114,8 +118,17 @@ def accuracy_by_length(
         batches = make_batches(by_length[S], src_vocab, tgt_vocab, batch_size)
         hyps = decode_batches(model, batches).tokens
         refs = [tgt_vocab.encode(p.tgt) for b in batches for p in b.examples]
-        result[S] = (metrics.exact_match(hyps, refs), metrics.token_accuracy(hyps, refs))
+        result[S] = (metrics.exact_scores(hyps, refs), metrics.token_scores(hyps, refs))
     return result
+
+
+def accuracy_by_length(
+    model, pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, batch_size: int = 500
+) -> dict[int, tuple[float, float]]:
+    """``{S: (exact match, token accuracy)}`` of greedy decoding, for each source length S in ``pairs``: the
+    values of :func:`scores_by_length`."""
+    scores = scores_by_length(model, pairs, src_vocab, tgt_vocab, batch_size)
+    return {S: (float(exact), float(token)) for S, (exact, token) in scores.items()}
 
 
 def accuracy_by_step(
@@ -163,3 +176,38 @@ def source_gradient_norms(model, batch) -> torch.Tensor:
         (grad,) = torch.autograd.grad(logp[:, t].sum(), captured["x"], retain_graph=True)  # (B, S, emb)
         rows.append(grad.norm(dim=-1).mean(dim=0))  # (S,)
     return torch.stack(rows).detach().cpu()  # (T, S)
+
+
+def length_measures(
+    model,
+    pairs: Sequence[Pair],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    ranked_lengths: Sequence[int] = (),
+    step_lengths: Sequence[int] = (),
+    probe_lengths: Sequence[int] = (),
+    probe_seed: int = 1000,
+) -> dict[str, list]:
+    """Chapter 2's measures of one trained model, as plain lists (JSON-ready, for stored results):
+
+    ``lengths`` (every source length in ``pairs``, ascending) with the ``token`` accuracy and ``exact`` match
+    of each (:func:`scores_by_length`); ``right``: for each of ``ranked_lengths``, the right output tokens of
+    every test sentence of that length (for ``TestScores``: a reversal of S tokens has S to get right);
+    ``by_step``: for each of ``step_lengths``, :func:`accuracy_by_step` (T,); ``final`` and ``memory``: for
+    each of ``probe_lengths``, :func:`position_recovery` (S,) with seed ``probe_seed + S``.
+    """
+    scores = scores_by_length(model, pairs, src_vocab, tgt_vocab)
+    lengths = sorted(scores)
+    recovery = [position_recovery(model, src_vocab, S, seed=probe_seed + S) for S in probe_lengths]
+    return {
+        "lengths": lengths,
+        "token": [float(scores[S][1]) for S in lengths],
+        "exact": [float(scores[S][0]) for S in lengths],
+        "right": [scores[S][1].items[:, 0].astype(int).tolist() for S in ranked_lengths],  # (ranked, N_S)
+        "by_step": [
+            accuracy_by_step(model, [p for p in pairs if len(p.src) == S], src_vocab, tgt_vocab)[0].tolist()
+            for S in step_lengths
+        ],
+        "final": [r["final"].tolist() for r in recovery],  # (probe lengths, S)
+        "memory": [r["memory"].tolist() for r in recovery],
+    }

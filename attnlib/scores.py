@@ -22,7 +22,7 @@ def project(x: torch.Tensor, W: torch.Tensor, x_name: str = "x", W_name: str = "
 
 
 def dot(query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-    """e_{t,s} = q_tᵀ k_s  (Luong et al. 2015, §3.1, eq. 8, "dot"). Needs dq == dk."""
+    """e_{t,s} = q_tᵀ k_s  (Luong et al. 2015, §3.1, "dot"; unnumbered, after eq. 7). Needs dq == dk."""
     _checks.sequences(query=query, keys=keys)
     _checks.same_features(keys, "keys", query, "query")
     return query @ keys.transpose(-2, -1)  # (..., T, d) @ (..., d, S) -> (..., T, S)
@@ -39,7 +39,7 @@ def scaled_dot(query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
 
 
 def general(query: torch.Tensor, keys: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
-    """e_{t,s} = q_tᵀ W k_s, ``W (dq, dk)``  (Luong et al. 2015, §3.1, eq. 8, "general")."""
+    """e_{t,s} = q_tᵀ W k_s, ``W (dq, dk)``  (Luong et al. 2015, §3.1, "general"; unnumbered)."""
     _checks.sequences(query=query, keys=keys)
     _checks.matrix(W, "W", "(dq, dk)", rows=("query", query), cols=("keys", keys))
     return (query @ W) @ keys.transpose(-2, -1)  # (..., T, dk) @ (..., dk, S) -> (..., T, S)
@@ -86,7 +86,7 @@ def additive(
 
 
 def concat(query: torch.Tensor, keys: torch.Tensor, W: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """e_{t,s} = vᵀ tanh(W [q_t; k_s]), ``W (A, dq + dk)``  (Luong et al. 2015, §3.1, eq. 8, "concat").
+    """e_{t,s} = vᵀ tanh(W [q_t; k_s]), ``W (A, dq + dk)``  (Luong et al. 2015, §3.1, "concat"; unnumbered).
 
     Since W [q; k] = W_q q + W_k k with W = [W_q W_k] (the [W : C] identity of note 000), this is ``additive``
     with W split after its first dq columns.
@@ -119,8 +119,8 @@ def cosine(query: torch.Tensor, keys: torch.Tensor, beta: float | torch.Tensor =
 def location(query: torch.Tensor, W: torch.Tensor, S: int) -> torch.Tensor:
     """e_t = (W q_t)[:S], ``W (S_max, dq)``: logits over source positions only, not their content.
 
-    Luong et al. 2015, §3.1, eq. 9 ("location": a_t = softmax(W_a h_t)). Row s of W scores position s;
-    only the first S rows are used for a source of length S <= S_max.
+    Luong et al. 2015, §3.1, eq. 8 ("location": a_t = softmax(W_a h_t)). Row s of W scores position s; only
+    the first S rows are used for a source of length S <= S_max (their footnote 6).
     """
     _checks.sequences(query=query)
     _checks.matrix(W, "W", "(S_max, dq)", cols=("query", query))

@@ -26,6 +26,8 @@ _NAME = re.compile(r"[a-z0-9_]+")
 def available() -> list[str]:
     """The names of the stored results shipped with this attnlib."""
     folder = resources.files("attnlib") / "results"
+    if not folder.is_dir():  # an attnlib that ships nothing stored yet
+        return []
     return sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
 
 

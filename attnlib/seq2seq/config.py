@@ -30,7 +30,7 @@ class ModelConfig:
     bridge: str = "learned"  # s_0 = tanh(W_init ←h_1), or "final": s_0 = [→h_S; ←h_1]
     dropout: float = 0.0
     score: str = "general"  # Luong only: any name of layers.make_score
-    local: str | None = None  # Luong only: None (global), "m" (p_t = t) or "p" (predicted p_t)
+    local: str | None = None  # Luong only: None (global), "m" (p_t = t), "p" (predicted p_t) or "m-gaussian"
     window: int = 4  # Luong local: D, the window is {s : |s - p_t| <= D}
     input_feed: bool = False  # Luong only
     max_src_len: int = 128  # Luong "location" score: rows of W

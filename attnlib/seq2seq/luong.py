@@ -1,12 +1,17 @@
 """Luong attention: score on the CURRENT state s_t, then an attentional state s~_t (Luong et al. 2015, §3).
 
     s_t  = GRU(x_t, s_{t-1}),   x_t = E y_{t-1}  or, with input feeding, [E y_{t-1}; s~_{t-1}]   (§3.3)
-    e_{t,s} = score(s_t, h_s)            dot / general / concat / location                  (§3.1, eq. 8-9)
+    e_{t,s} = score(s_t, h_s)            dot / general / concat (§3.1, unnumbered, after eq. 7)
     α_t = softmax(e_t)                   global (§3.1, eq. 7), or local (§3.2): local-m (eq. 7 in the window
                                          around p_t = min(t, S_b - 1)), local-p (eqs. 9-10; see attnlib.local)
+    α_t = softmax(W_a s_t)               location (§3.1, eq. 8; footnote 6: the first S_b rows)
     c_t = Σ_s α_{t,s} h_s = Hᵀ α_t
-    s~_t = tanh(W_c [c_t; s_t])                                                                (§3, eq. 5)
-    p(y_t | y_<t, x) = softmax(W_s s~_t)                                                       (§3, eq. 6)
+    s~_t = tanh(W_c [c_t; s_t] + b_c)                                                          (§3, eq. 5)
+    p(y_t | y_<t, x) = softmax(W_s s~_t + b_s)                                                 (§3, eq. 6)
+
+The paper's eqs. 5 and 6 have no biases; ``W_c`` and ``W_s`` are ``nn.Linear`` layers with biases, as study
+note 001 writes them (b_c, b_y). ``local="m-gaussian"`` is the course's labelled variant, not the paper's:
+local-m's centre with local-p's Gaussian (study note 000 can be read so); its rows sum to less than 1.
 
 Without input feeding, s_t does not depend on attention, so teacher forcing runs the GRU over ALL target
 steps in one call and attends for all steps at once (``vectorised=True``): the same numbers as the step loop
@@ -47,8 +52,8 @@ def LuongConfig(vocab_size: int, d_h: int, emb: int = 32, hidden: int = 64, **op
 class LuongDecoder(Decoder):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        if cfg.local not in (None, "m", "p"):
-            raise ValueError(f"local must be None, 'm' or 'p', got {cfg.local!r}")
+        if cfg.local not in (None, "m", "p", "m-gaussian"):
+            raise ValueError(f"local must be None, 'm', 'p' or 'm-gaussian', got {cfg.local!r}")
         if cfg.fast_additive and (cfg.score not in ("additive", "concat") or cfg.local is not None):
             raise ValueError(
                 "fast_additive needs global attention with score 'additive' or 'concat', got "
@@ -71,9 +76,10 @@ class LuongDecoder(Decoder):
         scores = self.score(query, H)  # (B, T, S)
         if self.cfg.local is None:
             return attend(scores, H, src_mask)
-        if self.cfg.local == "m":  # p_t = min(t, S_b - 1), plain softmax in the window (eq. 7)
+        if self.cfg.local in ("m", "m-gaussian"):  # p_t = min(t, S_b - 1), softmax in the window (eq. 7)
             p = local.monotonic_position(query.shape[1], src_lengths, t0, scores.dtype)  # (B, T)
-            weights = local.weights(scores, p, self.cfg.window, src_mask, gaussian=False)  # (B, T, S)
+            gaussian = self.cfg.local == "m-gaussian"  # the labelled variant: times local-p's Gaussian
+            weights = local.weights(scores, p, self.cfg.window, src_mask, gaussian=gaussian)  # (B, T, S)
         else:  # p_t predicted (eq. 9), softmax in the window times the Gaussian (eq. 10)
             p = self.position(query, src_lengths)  # (B, T)
             weights = local.weights(scores, p, self.cfg.window, src_mask)  # (B, T, S)

@@ -6,6 +6,7 @@ import math
 import pytest
 import torch
 
+from attnlib import local
 from attnlib.seq2seq import beam_search, build_model, greedy
 
 from .tiny import VOCAB, tiny_batch, tiny_model
@@ -71,3 +72,25 @@ def test_local_p_keeps_the_gaussian():
     _, local_p = tiny_model("luong-local-p")(batch)
     real = batch.tgt_out != 0  # the steps that predict a real token or <eos>
     assert torch.all(local_p.sum(-1)[real] < 1 - 1e-4)
+
+
+def test_the_labelled_variant_m_gaussian_is_local_m_times_the_gaussian_and_sums_to_less_than_one():
+    plain = build_model("luong", VOCAB, VOCAB, emb=8, hidden=8, attn=8, device="cpu", local="m", window=2)
+    variant = build_model(
+        "luong", VOCAB, VOCAB, emb=8, hidden=8, attn=8, device="cpu", local="m-gaussian", window=2
+    )
+    variant.load_state_dict(plain.state_dict())  # same parameters: only the weights' formula differs
+    batch = tiny_batch()
+    with torch.no_grad():
+        _, w_plain = plain.eval()(batch)  # (B, T, S)
+        _, w_variant = variant.eval()(batch)
+    T, S = w_plain.shape[1:]
+    p = local.monotonic_position(T, batch.src_lengths)  # (B, T): min(t, S_b - 1)
+    torch.testing.assert_close(w_variant, w_plain * local.gaussian(p, S, 2))
+    torch.testing.assert_close(w_plain.sum(-1), torch.ones(w_plain.shape[:2]))  # control: local-m sums to 1
+    assert torch.all(w_variant.sum(-1) < 1)  # the Gaussian is below 1 off the centre: every row is dimmer
+
+
+def test_an_unknown_local_kind_is_refused_with_its_name():
+    with pytest.raises(ValueError, match="local must be None, 'm', 'p' or 'm-gaussian', got 'q'"):
+        build_model("luong", VOCAB, VOCAB, emb=8, hidden=8, device="cpu", local="q")

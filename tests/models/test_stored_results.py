@@ -79,3 +79,11 @@ def test_every_shipped_file_says_how_it_was_made(name):
 @pytest.mark.parametrize("name", tool.recipe_names())
 def test_one_seed_of_each_recipe_recomputes_exactly(name):
     assert tool.check(name, [tool.rotating_seed(name)])  # another seed on every commit
+
+
+def test_available_is_empty_when_attnlib_ships_no_results_folder(monkeypatch, tmp_path):
+    monkeypatch.setattr(stored.resources, "files", lambda package: tmp_path)
+    assert stored.available() == []
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "one.json").write_text("{}")
+    assert stored.available() == ["one"]

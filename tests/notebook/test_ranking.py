@@ -169,3 +169,23 @@ def test_per_sentence_scores_give_the_corpus_measures():
     links = [{(0, 0), (1, 2)}, {(0, 1)}, set()]
     gold = [{(0, 0), (1, 1)}, {(0, 1)}, {(0, 0)}]
     assert float(aer_scores(links, gold)) == pytest.approx(aer(links, gold))
+
+
+def test_the_bootstrap_bleu_equals_sacrebleu_bit_for_bit_on_every_kind_of_row():
+    from attnlib.ranking import _bleu, _bleu_one_at_a_time
+
+    rng = np.random.default_rng(0)
+    total = rng.integers(0, 60, size=(3000, 4))
+    total[:300, 3] = 0  # no 4-grams at all (sacrebleu stops there)
+    total[300:400, 1:] = 0
+    correct = np.minimum(total, rng.integers(0, 40, size=(3000, 4)))
+    correct[400:700] = 0  # no match of any order: BLEU 0
+    correct[700:1000, 2:] = 0  # orders with no match: exponential smoothing
+    sys_len = total[:, 0].copy()
+    sys_len[1000:1100] = 0  # empty output: brevity penalty 0
+    ref_len = rng.integers(0, 80, size=3000)
+    sums = np.column_stack([sys_len, ref_len, correct, total]).astype(np.float64).reshape(3, 1000, 10)
+    fast, reference = _bleu(sums), _bleu_one_at_a_time(sums)
+    assert fast.shape == (3, 1000)
+    assert np.array_equal(fast, reference)  # the same floats, not merely close
+    assert (reference == 0).sum() > 300 and (reference > 0).sum() > 1000  # both kinds of row were there

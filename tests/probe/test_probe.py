@@ -70,6 +70,42 @@ def test_accuracy_by_length_scores_each_length_with_exact_match_at_most_token_ac
         assert 0.0 <= exact <= token <= 1.0  # within one length an exact sentence has all its tokens right
 
 
+def test_scores_by_length_keep_one_item_per_test_sentence_and_agree_with_accuracy_by_length():
+    task = sequence_task("reverse", n=200, min_len=3, max_len=6, seed=0)
+    model = tiny_model(task.src_vocab)
+    per_sentence = probe.scores_by_length(model, task.test, task.src_vocab, task.tgt_vocab)
+    corpus = probe.accuracy_by_length(model, task.test, task.src_vocab, task.tgt_vocab)
+    for S, (exact, token) in per_sentence.items():
+        n = sum(len(p.src) == S for p in task.test)
+        assert exact.n_items == token.n_items == n  # one item per test sentence of length S
+        assert (token.items[:, 1] == S).all()  # a reversal's reference has S tokens
+        assert (float(exact), float(token)) == corpus[S]
+
+
+def test_length_measures_are_plain_lists_with_one_entry_per_length_asked_for():
+    task = sequence_task("reverse", n=200, min_len=3, max_len=6, seed=0)
+    model = tiny_model(task.src_vocab)
+    m = probe.length_measures(
+        model,
+        task.test,
+        task.src_vocab,
+        task.tgt_vocab,
+        ranked_lengths=[4, 6],
+        step_lengths=[5],
+        probe_lengths=[3],
+    )
+    corpus = probe.accuracy_by_length(model, task.test, task.src_vocab, task.tgt_vocab)
+    assert m["lengths"] == sorted(corpus)
+    assert m["token"] == [corpus[S][1] for S in m["lengths"]]
+    assert m["exact"] == [corpus[S][0] for S in m["lengths"]]
+    for S, right in zip([4, 6], m["right"], strict=True):  # right tokens of each test sentence of S digits
+        assert len(right) == sum(len(p.src) == S for p in task.test)
+        assert all(isinstance(r, int) and 0 <= r <= S for r in right)
+        assert sum(right) / (S * len(right)) == pytest.approx(corpus[S][1])
+    assert [len(row) for row in m["by_step"]] == [5]  # one per output step of a 5-digit reversal
+    assert [len(row) for row in m["final"]] == [len(row) for row in m["memory"]] == [3]
+
+
 def test_source_gradient_norms_have_one_row_per_target_step_and_one_column_per_source_token():
     task = sequence_task("reverse", n=50, min_len=3, max_len=6, seed=0)
     batch = make_batches(make_sequence_task("reverse", 4, 6, 6, seed=1), task.src_vocab, task.tgt_vocab, 4)[0]

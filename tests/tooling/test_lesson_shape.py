@@ -14,20 +14,15 @@ from colab_edition import edition_path
 from notebooks import ROOT
 
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
-# Chapters not yet rewritten with evidence cells (issue 24): each comes off this list when it is.
-NOT_YET_CONVERTED = {p.stem for p in CHAPTERS}
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_each_chapter_keeps_the_lesson_in_view_and_its_evidence_folded(path):
-    if path.stem in NOT_YET_CONVERTED:
-        pytest.skip("not yet rewritten with evidence cells (issue 24)")
     assert lesson_shape.problems(path, edition_path(path)) == []
 
 
 def test_no_function_is_defined_in_two_chapters():
-    converted = [p for p in CHAPTERS if p.stem not in NOT_YET_CONVERTED]
-    assert lesson_shape.shared_functions(converted) == []
+    assert lesson_shape.shared_functions(CHAPTERS) == []
 
 
 # Positive controls: a notebook that breaks each rule is caught
