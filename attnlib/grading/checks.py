@@ -232,10 +232,13 @@ def call(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
 
 def responsive(fn: Any, inputs: list[tuple], what: str) -> list[Any]:
     """The learner's ``fn`` does something with its inputs: given the grader's ``inputs`` (tuples of
-    arguments whose right answers all differ), its values all differ too, and none is None or NaN. Returns
-    them. The means for a test that accepts an answer because it agrees with the learner's own earlier
-    functions: a function that returns the same for everything (a constant, an empty set, its argument
-    unread) makes any answer "agree" and must earn nothing (which credit such answers get is the set's rule).
+    arguments: a first one, then others that each change it so that the right answer changes), each value
+    after the first differs from the first, and none is None or NaN. Returns them. The means for a test that
+    accepts an answer because it agrees with the learner's own earlier functions: a function that returns the
+    same for everything (a constant, an empty set, its argument unread) makes any answer "agree" and must earn
+    nothing (which credit such answers get is the set's rule). Only changes from the first input are asked
+    for: a function with an error of its own (set 8's crossings listing the pairs in the same order, the empty
+    set for two inputs that cross) still computes with its inputs.
     In the grader each call is made by a fresh copy of the learner's process (``fresh``): no state carries
     from one call to the next."""
     call = getattr(fn, "fresh", None) or fn
@@ -252,11 +255,9 @@ def responsive(fn: Any, inputs: list[tuple], what: str) -> list[Any]:
         if value is None or nan:
             raise AssertionError(f"{what} gives None or NaN: answers that agree with it cannot count")
         values.append(value)
-    for i in range(len(values)):
-        for j in range(i):
-            if same_result(values[i], values[j]):
-                raise AssertionError(
-                    f"{what} gives the same value for inputs whose answers differ: it does not compute with "
-                    "its inputs, so answers that agree with it do not count"
-                )
+    if any(same_result(value, values[0]) for value in values[1:]):
+        raise AssertionError(
+            f"{what} gives the same value for inputs whose answers differ: it does not compute with its "
+            "inputs, so answers that agree with it do not count"
+        )
     return values

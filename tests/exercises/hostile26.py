@@ -96,8 +96,10 @@ def wrapper(name: str, body: str, returns: str | None = None) -> str:
     return f"_real_{name} = {name}\n\n\ndef {name}(*args, **kwargs):\n" + "\n".join("    " + x for x in lines)
 
 
-def cases(set_name: str) -> dict[str, list[tuple[float, list[str], str]]]:
-    """{question: [(points, parameters, name) of each case, in the order they run]}."""
+def cases(set_name: str) -> dict[str, list[tuple[float, list[str], str, set[str]]]]:
+    """{question: [(points, parameters, name, guarded) of each case, in the order they run]}; ``guarded``: the
+    parameters the case uses only after an ``if ...: return`` of its body, the early return of a value that is
+    the reference's (the learner's own function is called only to check a value that is not)."""
     ex = exercises.parse(exercises.SOURCE_DIR / f"{set_name}.ipynb")
     out = {}
     for q in ex.questions:
@@ -108,26 +110,45 @@ def cases(set_name: str) -> dict[str, list[tuple[float, list[str], str]]]:
             for node in ast.parse(cell).body:
                 if isinstance(node, ast.FunctionDef) and node.decorator_list:
                     points = [k.value.value for k in node.decorator_list[0].keywords if k.arg == "points"]
+                    params = [a.arg for a in node.args.args]
                     found.append(
-                        (float(points[0] if points else 0), [a.arg for a in node.args.args], node.name)
+                        (float(points[0] if points else 0), params, node.name, guarded(node, params))
                     )
         out[q.name] = found
     return out
 
 
+def guarded(case: ast.FunctionDef, params: list[str]) -> set[str]:
+    """The parameters that ``case`` names only after its first early return (see cases)."""
+    used_before = set()
+    for statement in case.body:
+        if (
+            isinstance(statement, ast.If)
+            and not statement.orelse
+            and isinstance(statement.body[-1], ast.Return)
+            and statement.body[-1].value is None
+        ):
+            used_before |= {n.id for n in ast.walk(statement.test) if isinstance(n, ast.Name)}
+            return set(params) - used_before
+        used_before |= {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+    return set()
+
+
 def scores_when_broken(
-    set_name: str, victim: str | None, kills: bool, broken=(), failing_cases=()
+    set_name: str, victim: str | None, kills: bool, broken=(), failing_cases=(), values_right=True
 ) -> dict[str, float]:
     """The scores when every case calling ``victim`` (or any of ``broken``), and every case named in
-    ``failing_cases``, fails, and, if the attack kills the sandbox, every later case of the question that calls
-    a learner function."""
+    ``failing_cases``, fails, and, if the attack kills the sandbox, every later case of that question that calls
+    a learner function. Where the notebook's values are the solution's (``values_right``), a case that names the
+    victim only after the early return of a right value (cases: ``guarded``) never calls it."""
     ex = exercises.parse(exercises.SOURCE_DIR / f"{set_name}.ipynb")
     functions, bad = set(ex.config["names"]), {victim, *broken} - {None}
     scores = {}
     for question, found in cases(set_name).items():
         dead, total = False, 0.0
-        for points, params, case in found:
-            hit = bool(bad & set(params)) or case in failing_cases
+        for points, params, case, after_return in found:
+            called = set(params) - after_return if values_right else set(params)
+            hit = bool(bad & called) or case in failing_cases
             fails = hit or (dead and bool(functions & set(params)))
             dead = dead or (hit and kills)
             total += 0 if fails else points
@@ -265,7 +286,9 @@ def specific(set_name: str) -> dict[str, dict]:
     out = {}
 
     def add(stem, kind, description, broken, after=(), answers=None, scores=None, failing=(), **extra):
-        scores = scores or scores_when_broken(set_name, None, False, broken=broken, failing_cases=failing)
+        scores = scores or scores_when_broken(
+            set_name, None, False, broken=broken, failing_cases=failing, values_right=not answers
+        )
         spec = fixture(description, kind, scores, after=after, **extra)
         spec["answers"] = answers or {}
         out[stem] = spec
