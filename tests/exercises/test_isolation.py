@@ -94,16 +94,16 @@ def test_the_learner_is_nobody_without_capabilities_network_or_other_processes(s
 
 def test_nothing_the_learner_started_outlives_the_sandbox(sandboxed):
     marker = "31.41592"
+    # started by a call: what the cells start ends once the cells have run (child._end_strays)
     cell = (
-        "import os\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        f"        os.execv('/bin/sleep', ['sleep', '{marker}'])\n"
-        "    os._exit(0)\n"
-        "import time\n"
-        "time.sleep(0.5)\n"
+        "import os, time\n"
         "def alive():\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        if os.fork() == 0:\n"
+        f"            os.execv('/bin/sleep', ['sleep', '{marker}'])\n"
+        "        os._exit(0)\n"
+        "    time.sleep(0.5)\n"
         "    return True\n"
     )
 
