@@ -135,12 +135,19 @@ def guarded(case: ast.FunctionDef, params: list[str]) -> set[str]:
 
 
 def scores_when_broken(
-    set_name: str, victim: str | None, kills: bool, broken=(), failing_cases=(), values_right=True
+    set_name: str,
+    victim: str | None,
+    kills: bool,
+    broken=(),
+    failing_cases=(),
+    values_right=True,
+    passing_cases=(),
 ) -> dict[str, float]:
     """The scores when every case calling ``victim`` (or any of ``broken``), and every case named in
     ``failing_cases``, fails, and, if the attack kills the sandbox, every later case of that question that calls
     a learner function. Where the notebook's values are the solution's (``values_right``), a case that names the
-    victim only after the early return of a right value (cases: ``guarded``) never calls it."""
+    victim only after the early return of a right value (cases: ``guarded``) never calls it; a case named in
+    ``passing_cases`` calls it inside a ``try`` and passes without it."""
     ex = exercises.parse(exercises.SOURCE_DIR / f"{set_name}.ipynb")
     functions, bad = set(ex.config["names"]), {victim, *broken} - {None}
     scores = {}
@@ -148,7 +155,7 @@ def scores_when_broken(
         dead, total = False, 0.0
         for points, params, case, after_return in found:
             called = set(params) - after_return if values_right else set(params)
-            hit = bool(bad & called) or case in failing_cases
+            hit = (bool(bad & called) and case not in passing_cases) or case in failing_cases
             fails = hit or (dead and bool(functions & set(params)))
             dead = dead or (hit and kills)
             total += 0 if fails else points
@@ -285,9 +292,17 @@ def specific(set_name: str) -> dict[str, dict]:
     number = set_name[:2]
     out = {}
 
-    def add(stem, kind, description, broken, after=(), answers=None, scores=None, failing=(), **extra):
+    def add(
+        stem, kind, description, broken, after=(), answers=None, scores=None, failing=(), passing=(), **extra
+    ):
         scores = scores or scores_when_broken(
-            set_name, None, False, broken=broken, failing_cases=failing, values_right=not answers
+            set_name,
+            None,
+            False,
+            broken=broken,
+            failing_cases=failing,
+            values_right=not answers,
+            passing_cases=passing,
         )
         spec = fixture(description, kind, scores, after=after, **extra)
         spec["answers"] = answers or {}
@@ -344,9 +359,12 @@ def specific(set_name: str) -> dict[str, dict]:
             "    return torch.nn.Transformer.generate_square_subsequent_mask(T) == 0",
         ),
     }
+    # set 9's hidden_notebook_gaps calls causal_mask inside a try: the learner's own mask is a second reference
+    # beside attnlib's, and with the notebook's values (the solution's) the case passes without it
+    tolerant = {"09": ("hidden_notebook_gaps",)}
     if number in road:
         description, broken, code = road[number]
-        add("road", "road", description, broken, after=[code])
+        add("road", "road", description, broken, after=[code], passing=tolerant.get(number, ()))
     mutation = {
         "01": ("clip_by_global_norm", "args[0].append(0.0)"),
         "02": ("accuracy_per_length", "args[1].append([])"),
