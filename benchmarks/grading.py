@@ -6,10 +6,13 @@ own bubblewrap sandbox, as tools/grade.py does by default).
 
 The 30 notebooks: 10 instructor solutions, 5 untouched learner notebooks, and 15 typical wrong answers and
 tampering submissions of tests/exercises/fixtures that finish on their own (the infinite loops and the hostile
-fixtures are left out: several cost their time limit by design). Prints `name: value` lines.
+fixtures are left out: several cost their time limit by design). The time includes the zygote's start and the
+self-check (the bundle's reference solution graded in the sandbox before the class). Prints `name: value`
+lines, with the machine's load average before and after (timings on a busy machine are inflated).
 """
 
 import json
+import os
 import sys
 import tempfile
 import time
@@ -49,6 +52,7 @@ def main() -> None:
             )
         for i, nb in enumerate(notebooks):
             nbformat.write(nb, folder / f"learner_{i:02d}.ipynb")
+        load_before = os.getloadavg()[0]
         start = time.perf_counter()
         warm_up()
         warm = time.perf_counter() - start
@@ -60,6 +64,7 @@ def main() -> None:
     print(f"grading_start_s (the zygote imports torch once): {warm:.1f}")
     print(f"grading_30_submissions_s: {total:.1f}")
     print(f"grading_per_submission_s: {total / len(results):.2f}")
+    print(f"load_average_1min_before_after: {load_before:.1f} {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

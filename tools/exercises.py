@@ -11,7 +11,7 @@ For each master ``exercises/source/NN_slug.ipynb`` (solutions, public and hidden
 exercises/teachers.md) it writes
     exercises/NN_slug.ipynb                     the learner notebook (committed), executed untouched
     attnlib/grading/public/NN_slug.json         the public tests, shipped in attnlib (grader.check in Colab)
-    exercises/dist/NN_slug/autograder.zip       set.json + every test file, for tools/grade.py (ignored)
+    exercises/dist/NN_slug/autograder.zip       set.json, test files, solutions: for tools/grade.py (ignored)
     exercises/dist/NN_slug/solutions.ipynb      the learner notebook with the solutions (ignored)
 """
 
@@ -476,6 +476,8 @@ def autograder_zip(ex: ExerciseSet) -> bytes:
         for q in ex.questions:
             if not q.manual:
                 add(f"tests/{q.name}.py", q.test_file(ex.name, True, ex.config.get("contract_exempt")))
+        # the reference solution: the grader's self-check grades it in the sandbox before every run
+        add("solutions.ipynb", nbformat.writes(ex.solutions))
     return buffer.getvalue()
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from attnlib.grading.compare import difference, largest_error, near, within  # noqa: F401
+
 # The contract (checks.call) and the recorded references live in their own modules; tests reach them here.
 from attnlib.grading.contract import (  # noqa: F401
     CONTRACT_EXEMPT,
@@ -29,6 +31,7 @@ from attnlib.grading.contract import (  # noqa: F401
     repeat_message,
     same_result,
     same_tensor,
+    same_tree,
     tensors_in,
 )
 from attnlib.grading.recorded import from_data, recorded, reference, to_data  # noqa: F401
@@ -45,6 +48,24 @@ from attnlib.grading.tracing import (  # noqa: F401
 # True in the teacher's grader: the sandbox already switches attnlib functions off for the learner's code, and
 # the grader's own attnlib must stay intact for the reference values (tests of several learners run at once).
 GRADING = False
+_CASE = threading.local()  # .hidden: the grader is running a hidden test case in this thread
+
+
+@contextlib.contextmanager
+def hidden_case(hidden: bool = True) -> Iterator[None]:
+    """In the grader, while a hidden case runs: the checks' messages say what is wrong in words and show no
+    number computed from the expected values (one graded attempt must not tell a resubmission the answers)."""
+    before = getattr(_CASE, "hidden", False)
+    _CASE.hidden = hidden
+    try:
+        yield
+    finally:
+        _CASE.hidden = before
+
+
+def in_hidden_case() -> bool:
+    return bool(getattr(_CASE, "hidden", False))
+
 
 _ONCE: dict[str, Any] = {}
 _ONCE_LOCK = threading.Lock()
@@ -85,23 +106,35 @@ def tensor(
 
 
 def close(
-    got: torch.Tensor,
-    expected: torch.Tensor,
+    got: Any,
+    expected: Any,
     what: str,
     hint: str = "",
-    atol: float = 1e-5,
-    rtol: float = 1e-4,
+    atol: float | None = None,
+    rtol: float | None = None,
 ) -> None:
-    """``got`` equals ``expected`` within tolerance (same shape, no NaN)."""
-    got = tensor(got, what, shape=tuple(expected.shape))
-    if torch.isnan(got).any() and not torch.isnan(expected).any():
-        raise AssertionError(f"{what} contains NaN. {hint}".strip())
-    got, expected = got.to(torch.float64), expected.to(torch.float64)
-    if not torch.allclose(got, expected, atol=atol, rtol=rtol):
-        worst = (got - expected).abs().nan_to_num(float("inf")).max().item()
-        raise AssertionError(
-            f"{what} has the right shape but wrong values (largest error {worst:.3g}). {hint}".strip()
-        )
+    """``got`` agrees with ``expected`` (``compare.difference``): the same shape, no NaN or infinity where a
+    finite value is expected, within ``atol + rtol |expected|`` (by default float32's tolerance, float64's for
+    float64 tensors). In the grader's hidden cases the message gives no number."""
+    shaped = isinstance(expected, torch.Tensor) and expected.dim() > 0
+    if shaped:
+        got = tensor(got, what, shape=tuple(expected.shape))
+    problem = difference(got, expected, atol, rtol)
+    if not problem:
+        return
+    if problem == "has wrong values":
+        problem = "has the right shape but wrong values" if shaped else "is wrong"
+        if not in_hidden_case():
+            problem += f" (largest error {largest_error(got, expected):.3g})"
+    raise AssertionError(f"{what} {problem}. {hint}".strip())
+
+
+def between(value: Any, low: float, high: float, what: str, hint: str = "") -> None:
+    """``low <= value <= high`` for a finite number: NaN lies in no interval (``value > high`` would let it
+    pass)."""
+    if not within(value, low, high):
+        shown = "" if in_hidden_case() else f", got {value!r}"
+        raise AssertionError(f"{what} should lie between {low:g} and {high:g}{shown}. {hint}".strip())
 
 
 def source_of(fn: Any) -> str:
@@ -185,7 +218,9 @@ def call(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
     if fn is None:
         raise AssertionError(f"{what.split('(')[0]} is not defined: run the cell that defines it")
     try:
-        if getattr(fn, "checks_contract", False):  # the grader's proxy: checked on its side, every call
+        # the grader's proxy, or its bound method (fresh calls): checked on its side, every call
+        owner = getattr(fn, "__self__", None)
+        if getattr(fn, "checks_contract", False) or getattr(owner, "checks_contract", False):
             return fn(*args)
         name = getattr(fn, "__name__", what.split("(")[0])
         return contract(fn, args, name, tuple(CONTRACT_EXEMPT.get(name, ())))
@@ -193,3 +228,36 @@ def call(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
         raise
     except Exception as e:
         raise AssertionError(f"{what} raised {type(e).__name__}: {str(e)[:300]}. {hint}".strip()) from None
+
+
+def responsive(fn: Any, inputs: list[tuple], what: str) -> list[Any]:
+    """The learner's ``fn`` does something with its inputs: given the grader's ``inputs`` (tuples of
+    arguments: a first one, then others that each change it so that the right answer changes), each value
+    after the first differs from the first, and none is None or NaN. Returns them. The means for a test that
+    accepts an answer because it agrees with the learner's own earlier functions: a function that returns the
+    same for everything (a constant, an empty set, its argument unread) makes any answer "agree" and must earn
+    nothing (which credit such answers get is the set's rule). Only changes from the first input are asked
+    for: a function with an error of its own (set 8's crossings listing the pairs in the same order, the empty
+    set for two inputs that cross) still computes with its inputs.
+    In the grader each call is made by a fresh copy of the learner's process (``fresh``): no state carries
+    from one call to the next."""
+    call = getattr(fn, "fresh", None) or fn
+    values = []
+    for args in inputs:
+        try:
+            value = call(*args)
+        except AssertionError:
+            raise
+        except Exception as e:
+            raise AssertionError(f"{what} raised {type(e).__name__} on the grader's check inputs") from None
+        floats = [t for t in tensors_in([value]) if t.is_floating_point()]
+        nan = (isinstance(value, float) and value != value) or any(t.isnan().any() for t in floats)
+        if value is None or nan:
+            raise AssertionError(f"{what} gives None or NaN: answers that agree with it cannot count")
+        values.append(value)
+    if any(same_result(value, values[0]) for value in values[1:]):
+        raise AssertionError(
+            f"{what} gives the same value for inputs whose answers differ: it does not compute with its "
+            "inputs, so answers that agree with it do not count"
+        )
+    return values

@@ -33,7 +33,8 @@ def tensors_in(obj: Any, depth: int = 0) -> list[torch.Tensor]:
 
 
 def clone_tree(obj: Any, depth: int = 0) -> Any:
-    """``obj`` with every tensor in it (tuples, lists, dict values) cloned; anything else shared."""
+    """``obj`` with every tensor and array in it cloned and every list, tuple, dict and set in it rebuilt
+    (numbers and strings are immutable); anything else shared."""
     if isinstance(obj, torch.Tensor):
         return obj.clone()
     if depth >= MAX_TREE_DEPTH:
@@ -42,6 +43,10 @@ def clone_tree(obj: Any, depth: int = 0) -> Any:
         return type(obj)(clone_tree(item, depth + 1) for item in obj)
     if type(obj) is dict:
         return {k: clone_tree(v, depth + 1) for k, v in obj.items()}
+    if type(obj) in (set, frozenset):
+        return type(obj)(obj)
+    if type(obj).__module__ == "numpy" and type(obj).__name__ == "ndarray":
+        return obj.copy()
     return obj
 
 
@@ -56,13 +61,39 @@ def same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def changed_arguments(args: tuple | list, before: tuple | list) -> list[int]:
-    """Which arguments hold a tensor that differs from its copy in ``before`` (taken with ``clone_tree``)."""
-    changed = []
-    for i, (a, b) in enumerate(zip(args, before, strict=True)):
-        now, then = tensors_in(a), tensors_in(b)
-        if len(now) != len(then) or not all(same_tensor(x, y) for x, y in zip(now, then, strict=True)):
-            changed.append(i)
-    return changed
+    """Which arguments differ from their copy in ``before`` (taken with ``clone_tree``): a tensor or an array
+    changed in place, a list, dict or set changed in its items, at any depth ``clone_tree`` copies."""
+    return [i for i, (a, b) in enumerate(zip(args, before, strict=True)) if not same_tree(a, b)]
+
+
+def same_tree(a: Any, b: Any, depth: int = 0) -> bool:
+    """``a`` still equals its copy ``b``: the same types, tensors and arrays of the same values, containers of
+    the same length (keys) holding the same, numbers equal (NaN equal to NaN); other objects by identity."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and same_tensor(a, b)
+    if type(a) is not type(b):
+        return False
+    if depth >= MAX_TREE_DEPTH:
+        return True
+    if type(a) in (tuple, list):
+        return len(a) == len(b) and all(same_tree(x, y, depth + 1) for x, y in zip(a, b, strict=True))
+    if type(a) is dict:
+        return list(a) == list(b) and all(same_tree(a[k], b[k], depth + 1) for k in a)
+    if type(a) in (set, frozenset):
+        return a == b
+    if type(a).__module__ == "numpy" and type(a).__name__ == "ndarray":
+        import numpy as np
+
+        return (
+            a.shape == b.shape
+            and a.dtype == b.dtype
+            and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        )
+    if isinstance(a, float):
+        return a == b or (a != a and b != b)
+    if isinstance(a, (int, str, bytes, bool, complex)) or a is None:
+        return a == b
+    return a is b
 
 
 def same_result(a: Any, b: Any, depth: int = 0) -> bool:

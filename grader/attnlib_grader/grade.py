@@ -2,21 +2,20 @@
 
     python tools/grade.py exercises/dist/03_dot_product_attention/autograder.zip SUBMISSIONS/ --out results/
 
-The bundle (``tools/exercises.py build``) holds ``set.json`` and the otter test files with the public and
-hidden cases. Everything is read into memory before any learner code runs. Each submission's code cells run in
-a sandbox process (``attnlib_grader.sandbox``); the test cases run here, in the grader, calling the learner's
-functions through proxies, so no submission can rebind the functions the tests use. No Docker needed.
+The bundle (``tools/exercises.py build``) holds ``set.json``, the otter test files with the public and
+hidden cases, and the set's reference solution. Everything is read into memory before any learner code runs.
+First the self-check: the reference solution is graded in the sandbox like any submission, and unless it
+scores full marks the run stops and says why (a module missing in the sandbox is the grader's problem, never
+a learner's). Then each submission's code cells run in a sandbox process (``attnlib_grader.sandbox``); the
+test cases run here, in the grader, calling the learner's functions through proxies, so no submission can
+rebind the functions the tests use. Results are written as each submission is graded (``report``).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
-import os
 import shutil
-import stat
 import sys
 import tempfile
 import time
@@ -26,18 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnlib_grader.sandbox import (
-    Budget,
-    Isolation,
-    LearnerFunction,
-    Sandbox,
-    SandboxError,
-    decode,
-    warm_up,
-)
+from attnlib_grader import report, switching
+from attnlib_grader.sandbox import Budget, Isolation, LearnerFunction, Meter, Sandbox, SandboxError, warm_up
+from attnlib_grader.submissions import MAX_NOTEBOOK_BYTES, code_cells, find_submissions, read
 
-MAX_NOTEBOOK_BYTES = 20 * 2**20  # a larger file is not graded (a grader error for that learner)
-SUBMISSION_TIME_LIMIT = 120.0  # seconds per submission, everything included, unless the set says otherwise
+SUBMISSION_TIME_LIMIT = (
+    120.0  # CPU seconds per submission, everything included, unless the set says otherwise
+)
 # What grading without isolation exposes, printed when the teacher asks for it.
 NO_ISOLATION_WARNING = """\
 WARNING: grading WITHOUT isolation (--no-isolation). The learners' code runs as your user, with your files:
@@ -52,10 +46,15 @@ processes are still isolated and killed with their sandbox, and each process's m
 number of processes a learner starts nor the memory of all of them together. See exercises/teachers.md."""
 
 
+class SelfCheckError(Exception):
+    """The set's reference solution did not score full marks in the sandbox: grading would be unfair."""
+
+
 @dataclass
 class Bundle:
     config: dict[str, Any]
     tests: dict[str, str]  # question -> test file source (public and hidden cases)
+    solutions: bytes | None = None  # the reference solution, graded by the self-check
 
     @property
     def questions(self) -> list[dict[str, Any]]:
@@ -89,7 +88,8 @@ class SubmissionResult:
     name: str
     questions: list[QuestionResult]
     notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall clock
+    cpu_seconds: float = 0.0  # what its budget was charged: its sandboxes' CPU and its grading thread's
 
 
 def _grading_mode() -> None:
@@ -107,28 +107,21 @@ def load_bundle(path: str | Path) -> Bundle:
             for q in config["questions"]
             if not q.get("manual")
         }
-    return Bundle(config, tests)
-
-
-def code_cells(notebook_bytes: bytes) -> list[str]:
-    """The code cells of a submitted notebook, in order; raises ValueError if it is not a notebook."""
-    import nbformat
-
-    try:
-        nb = nbformat.reads(notebook_bytes.decode("utf-8"), as_version=4)
-    except Exception as e:  # nbformat raises many kinds for broken files
-        raise ValueError(f"not a readable notebook ({type(e).__name__}: {str(e)[:200]})") from None
-    return [c.source for c in nb.cells if c.cell_type == "code"]
+        solutions = zf.read("solutions.ipynb") if "solutions.ipynb" in zf.namelist() else None
+    return Bundle(config, tests, solutions)
 
 
 def _run_cases(question: str, source: str, env: dict[str, Any]) -> list[CaseResult]:
     from otter.test_files import ExceptionTestFile
 
+    from attnlib.grading import checks
+
     test_file = ExceptionTestFile.from_string(source, path=f"{question}.py")
     results = []
     for case in test_file.test_cases:
         try:
-            case.body.call_func(env)
+            with checks.hidden_case(bool(case.hidden)):  # a hidden case's messages show no numbers
+                case.body.call_func(env)
             passed, message = True, ""
         except Exception as e:  # a failing assertion, a learner error relayed by the sandbox, a time limit
             passed, message = False, f"{type(e).__name__}: {str(e)[:1000]}"
@@ -140,41 +133,56 @@ def grade_submission(
     bundle: Bundle, name: str, notebook_bytes: bytes | None, isolation: Isolation | None = None
 ) -> SubmissionResult:
     """Grade one notebook; never raises: anything that goes wrong becomes a grader error for this learner."""
-    start = time.perf_counter()
+    start, meter = time.perf_counter(), Meter()
     try:
         if notebook_bytes is None:
             raise ValueError("the file could not be read")
-        result = _grade_submission(bundle, name, notebook_bytes, isolation)
+        result = _grade_submission(bundle, name, notebook_bytes, isolation, meter)
     except Exception as e:  # noqa: BLE001 - one submission never stops the run
+        questions = bundle.config["questions"]
         result = SubmissionResult(
-            name,
-            [
-                QuestionResult(q["name"], float(q["points"]), bool(q.get("manual")))
-                for q in bundle.config["questions"]
-            ],
+            name, [QuestionResult(q["name"], float(q["points"]), bool(q.get("manual"))) for q in questions]
         )
         for q in result.questions:
             if not q.manual:
                 q.error = f"grader error: {type(e).__name__}: {str(e)[:300]}"
         result.notes.append(f"grader error: {type(e).__name__}: {str(e)[:300]}")
-    result.seconds = time.perf_counter() - start
+    result.seconds, result.cpu_seconds = time.perf_counter() - start, meter()
     return result
 
 
-def _grade_submission(
-    bundle: Bundle, name: str, notebook_bytes: bytes, isolation: Isolation | None
-) -> SubmissionResult:
+def _environment(sandbox: Sandbox, budget: Budget, config: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
     import torch
 
     import attnlib
 
+    env: dict[str, Any] = {"torch": torch, "np": np, "numpy": np, "attnlib": attnlib}
+    exempt = config.get("contract_exempt") or {}
+    for var, info in sandbox.names.items():
+        if info.get("kind") == "function":
+            source = info.get("source")
+            source = source if isinstance(source, str) else None
+            env[var] = LearnerFunction(sandbox, var, budget, source, exempt=tuple(exempt.get(var, ())))
+    values = sandbox.value_names()
+    for var, info in sandbox.names.items():
+        if info.get("kind") != "function":
+            env[var] = values.get(var)
+    return env
+
+
+def _grade_submission(
+    bundle: Bundle, name: str, notebook_bytes: bytes, isolation: Isolation | None, meter: Meter
+) -> SubmissionResult:
     _grading_mode()
     config = bundle.config
     results = [
         QuestionResult(q["name"], float(q["points"]), bool(q.get("manual"))) for q in config["questions"]
     ]
     submission = SubmissionResult(name, results)
+    total = Budget(float(config.get("submission_time_limit", SUBMISSION_TIME_LIMIT)), meter, "the budget")
+    if len(notebook_bytes) > MAX_NOTEBOOK_BYTES:
+        raise ValueError(f"the notebook is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB")
     try:
         cells = code_cells(notebook_bytes)
     except ValueError as e:
@@ -182,11 +190,8 @@ def _grade_submission(
         for q in results:
             q.error = "the notebook could not be read"
         return submission
-    if len(notebook_bytes) > MAX_NOTEBOOK_BYTES:
-        raise ValueError(f"the notebook is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB")
     workdir = tempfile.mkdtemp(prefix="attnlib-sandbox-")
-    deadline = time.monotonic() + float(config.get("submission_time_limit", SUBMISSION_TIME_LIMIT))
-    sandbox = Sandbox(cells, config, workdir, isolation=isolation, deadline=deadline)
+    sandbox = Sandbox(cells, config, workdir, isolation=isolation, budget=total)
     try:
         for q in results:
             if q.manual:
@@ -195,28 +200,11 @@ def _grade_submission(
                 try:
                     sandbox.start()
                     submission.notes += [e for e in sandbox.errors if e not in submission.notes]
-                except SandboxError as e:
+                except (SandboxError, TimeoutError) as e:
                     q.error = f"the notebook could not be run: {e}"
                     continue
-            budget = Budget(float(config.get("time_limit", 10)))
-            env: dict[str, Any] = {"torch": torch, "np": np, "numpy": np, "attnlib": attnlib}
-            exempt = config.get("contract_exempt") or {}
-            for var, info in sandbox.names.items():
-                if info.get("kind") == "function":
-                    source = info.get("source")
-                    env[var] = LearnerFunction(
-                        sandbox,
-                        var,
-                        budget,
-                        source if isinstance(source, str) else None,
-                        exempt=tuple(exempt.get(var, ())),
-                    )
-                else:
-                    try:
-                        env[var] = decode(info.get("value"))
-                    except SandboxError:
-                        env[var] = None
-            q.cases = _run_cases(q.name, bundle.tests[q.name], env)
+            budget = Budget(float(config.get("time_limit", 10)), meter)
+            q.cases = _run_cases(q.name, bundle.tests[q.name], _environment(sandbox, budget, config))
     finally:
         sandbox.kill()
         shutil.rmtree(workdir, ignore_errors=True)
@@ -225,91 +213,32 @@ def _grade_submission(
     return submission
 
 
-def rubric_lines(rubric: dict | None, points: float) -> list[str]:
-    """A written answer's rubric as a template the teacher fills in: points per idea, the common
-    misconceptions and what else is accepted (from the master's ``rubric``)."""
-    if not rubric:
-        return []
-    lines = [f"Points: ___ / {points:g} (one box per idea the answer states correctly)", ""]
-    lines += [f"- [ ] ({float(pts):g}) {idea}" for pts, idea in rubric.get("ideas", [])]
-    for title, key in (("Common misconceptions", "misconceptions"), ("Also accepted", "alternatives")):
-        if rubric.get(key):
-            lines += ["", f"{title}:", ""] + [f"- {text}" for text in rubric[key]]
-    return lines + [""]
-
-
-def feedback(result: SubmissionResult, set_name: str, rubrics: dict | None = None) -> str:
-    """A learner's feedback in Markdown: score per question and what failed (hidden tests: message only);
-    for a written answer, the rubric as a template for the teacher (``rubrics``: question -> rubric)."""
+def self_check(bundle: Bundle, isolation: Isolation) -> SubmissionResult:
+    """Grade the bundle's reference solution in the sandbox; SelfCheckError unless it scores full marks and
+    every cell of it runs."""
+    if bundle.solutions is None:
+        raise SelfCheckError("the bundle holds no reference solution: rebuild it (tools/exercises.py bundle)")
+    result = grade_submission(bundle, "reference solution", bundle.solutions, isolation)
+    failed = [(q, c) for q in result.questions if not q.manual for c in q.cases if not c.passed]
+    errors = [q for q in result.questions if not q.manual and q.error]
+    if not failed and not errors and not result.notes:  # a note: a cell raised, or something was switched off
+        return result
     auto = [q for q in result.questions if not q.manual]
-    lines = [
-        f"# Feedback: {set_name}, {result.name}",
-        "",
-        f"Automatic score: {sum(q.score for q in auto):g} / {sum(q.possible for q in auto):g}",
-        "",
-    ]
-    for q in result.questions:
-        if q.manual:
-            lines += [f"## {q.name}: graded by your teacher ({q.possible:g} points)", ""]
-            lines += rubric_lines((rubrics or {}).get(q.name), q.possible)
-            continue
-        lines += [f"## {q.name}: {q.score:g} / {q.possible:g}", ""]
-        if q.error:
-            lines += [f"- {q.error}", ""]
-        for case in q.cases:
-            kind = "hidden test" if case.hidden else "public test"
-            mark = "passed" if case.passed else "FAILED"
-            text = f"- {kind} `{case.name}` ({case.points:g} points): {mark}"
-            if not case.passed and case.message:
-                text += "\n  " + case.message.replace("\n", "\n  ")
-            lines.append(text)
-        lines.append("")
-    if result.notes:
-        lines += ["## Notes on running your notebook", ""] + [f"- {n}" for n in result.notes] + [""]
-    return "\n".join(lines)
-
-
-def safe_name(name: str) -> str:
-    """A learner's name as text that can be written anywhere: bytes that are not UTF-8 (kept by the file
-    system as surrogates) become ``\\xNN``, control characters ``?``, never a formula."""
-    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    text = "".join("?" if (ord(c) < 32 or ord(c) == 127) else c for c in text)[:200] or "?"
-    return "'" + text if text[0] in "=+-@" else text
-
-
-def find_submissions(folder: str | Path) -> tuple[list[tuple[str, Path]], list[str]]:
-    """The notebooks to grade in ``folder`` (regular files named ``*.ipynb``, any case) and a warning for
-    every other entry: folders, links, devices and other files are never opened."""
-    found, skipped = [], []
-    for entry in sorted(os.scandir(folder), key=lambda e: os.fsencode(e.name)):
-        shown = safe_name(entry.name)
-        is_notebook = entry.name.lower().endswith(".ipynb")
-        if entry.is_symlink():
-            skipped.append(f"{shown}: skipped, a symbolic link (copy the file itself into the folder)")
-        elif not entry.is_file(follow_symlinks=False):
-            skipped.append(f"{shown}: skipped, not a regular file")
-        elif not is_notebook:
-            skipped.append(f"{shown}: skipped, not named *.ipynb")
-        else:
-            found.append((entry.name[: -len(".ipynb")], Path(entry.path)))
-    return found, skipped
-
-
-def _read(path: Path) -> bytes | None:
-    """The file's bytes, without following a link that replaced it, at most MAX_NOTEBOOK_BYTES + 1."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb") as f:
-            fd = -1
-            return f.read(MAX_NOTEBOOK_BYTES + 1)
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    lines = [f"{q.name}: {q.error}" for q in errors] + [f"{q.name} {c.name}: {c.message}" for q, c in failed]
+    lines += [f"note: {n}" for n in result.notes]
+    missing = "ModuleNotFoundError" in "\n".join(lines)
+    raise SelfCheckError(
+        f"the set's reference solution scored {sum(q.score for q in auto):g} / "
+        f"{sum(q.possible for q in auto):g} in the sandbox, so the learners' scores would be wrong. "
+        + (
+            "A module is missing inside the sandbox: the grader's Python environment is incomplete or not "
+            "reachable there (a problem of the grader, not of any learner). "
+            if missing
+            else ""
+        )
+        + "What failed:\n  "
+        + "\n  ".join(line[:500] for line in lines[:20])
+    )
 
 
 def grade_folder(
@@ -321,58 +250,45 @@ def grade_folder(
     isolated: bool = True,
     warn: Any = None,
 ) -> list[SubmissionResult]:
-    """Grade every notebook in ``folder``; write ``out/scores.csv`` and ``out/feedback/<name>.md``.
+    """Grade every notebook in ``folder``; ``out/scores.csv`` and ``out/feedback/<label>.md`` grow as it goes.
 
-    ``time_limit`` (seconds) overrides the set's limits per question and per cell. ``isolated=False`` runs
-    the learners' code without bubblewrap (see NO_ISOLATION_WARNING). Skipped entries of the folder are
-    reported through ``warn`` (default: printed to stderr) and listed in ``out/skipped.txt``."""
+    ``time_limit`` (CPU seconds) overrides the set's limits per question and per cell. ``isolated=False``
+    runs the learners' code without bubblewrap (see NO_ISOLATION_WARNING). Skipped entries of the folder are
+    reported through ``warn`` (default: printed to stderr) and listed in ``out/skipped.txt``. Raises
+    SelfCheckError, before grading anyone, when the reference solution does not score full marks."""
     _grading_mode()
     warn = warn or (lambda text: print(text, file=sys.stderr))
     bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
+    config = dict(bundle.config)
     if time_limit is not None:
-        bundle.config.update(time_limit=time_limit, cell_time_limit=time_limit)
+        config.update(time_limit=time_limit, cell_time_limit=time_limit)
+    dotted, operators = switching.resolve_equations(config.get("switch_off", []))
+    bundle = Bundle({**config, "switch_off": dotted, "operators": operators}, bundle.tests, bundle.solutions)
     found, skipped = find_submissions(folder)
     for text in skipped:
         warn(text)
-    submissions, seen = [], set()
-    for raw_name, path in found:  # every file read before any learner code runs
-        name = safe_name(raw_name)
-        while name in seen:
-            name += "_"
-        seen.add(name)
-        submissions.append((name, _read(path)))
-    isolation = Isolation(isolated, bundle.config.get("switch_off", []))
+    submissions = [(shown, read(path)) for shown, path in found]  # all read before any learner code runs
+    isolation = Isolation(isolated, dotted)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "skipped.txt").write_text("".join(f"{text}\n" for text in skipped), encoding="utf-8")
     try:
         warm_up()
+        self_check(bundle, isolation)
+        results = report.Results(out, bundle.questions, bundle.config["name"])
+
+        def grade(item: tuple[str, bytes | None]) -> SubmissionResult:
+            result = grade_submission(bundle, *item, isolation=isolation)
+            results.add(result)
+            return result
+
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            results = list(pool.map(lambda s: grade_submission(bundle, *s, isolation=isolation), submissions))
+            graded = list(pool.map(grade, submissions))
     finally:
         isolation.close()
-
-    out = Path(out)
-    (out / "feedback").mkdir(parents=True, exist_ok=True)
-    names = [q["name"] for q in bundle.questions]
-    rubrics = {q["name"]: q.get("rubric") for q in bundle.questions if q.get("manual")}
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["submission", *names, "auto_score", "auto_possible"])
-    for r in results:
-        auto = [q for q in r.questions if not q.manual]
-        writer.writerow(
-            [
-                r.name,
-                *("" if q.manual else f"{q.score:g}" for q in r.questions),
-                f"{sum(q.score for q in auto):g}",
-                f"{sum(q.possible for q in auto):g}",
-            ]
-        )
-        file_name = r.name.lstrip("'").replace("/", "?") or "?"
-        (out / "feedback" / f"{file_name}.md").write_text(
-            feedback(r, bundle.config["name"], rubrics), encoding="utf-8"
-        )
-    (out / "scores.csv").write_text(buffer.getvalue(), encoding="utf-8")
-    (out / "skipped.txt").write_text("".join(f"{text}\n" for text in skipped), encoding="utf-8")
-    return results
+    for problem in results.problems:
+        warn(problem)
+    return graded
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -387,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         "--time-limit",
         type=float,
         default=None,
-        help="seconds per question and per cell (default: the set's own, 10 s for set 3)",
+        help="CPU seconds per question and per cell (default: the set's own, 10 s for set 3)",
     )
     parser.add_argument(
         "--no-isolation",
@@ -413,14 +329,18 @@ def main(argv: list[str] | None = None) -> int:
         if not Cgroups().available:
             print(NO_CGROUP_WARNING, file=sys.stderr)
     start = time.perf_counter()
-    results = grade_folder(
-        args.bundle,
-        args.submissions,
-        args.out,
-        jobs=args.jobs,
-        time_limit=args.time_limit,
-        isolated=not args.no_isolation,
-    )
+    try:
+        results = grade_folder(
+            args.bundle,
+            args.submissions,
+            args.out,
+            jobs=args.jobs,
+            time_limit=args.time_limit,
+            isolated=not args.no_isolation,
+        )
+    except SelfCheckError as e:
+        print(f"grade.py: the self-check failed, nothing was graded: {e}", file=sys.stderr)
+        return 3
     for r in results:
         auto = [q for q in r.questions if not q.manual]
         print(f"{r.name}: {sum(q.score for q in auto):g} / {sum(q.possible for q in auto):g}")

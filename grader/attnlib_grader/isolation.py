@@ -1,57 +1,44 @@
-"""Isolation of learner code: one bubblewrap sandbox per submission, entered by a fork of a warm zygote.
-
-Importing torch costs about 3 s of CPU, so a process per submission that imports it would make 30
-submissions take 45 s on two cores. Instead:
+"""Isolation of learner code: one bubblewrap sandbox per submission (its filesystem, box and cgroups).
 
 1. ``bwrap`` (Debian's ``bubblewrap``) builds the sandbox of one submission: new user, mount, PID, network,
    IPC, UTS and cgroup namespaces, uid and gid 65534 inside, no further user namespaces, a read-only root
-   holding only ``/usr``, the Python environment and a clean copy of attnlib, an empty size-capped ``/tmp``,
-   its own ``/proc`` and a minimal ``/dev``. Its only command is a shell that waits.
-2. A zygote process, started once with a clean environment and command line, imported torch and attnlib and
-   never receives anything but namespace pids and socket ends (no tests, no solutions, no learner code).
-   For each sandbox it forks a child that joins the sandbox's namespaces (``setns``), drops every
-   capability, sets ``no_new_privs`` and forks once more into the sandbox's PID namespace. Only then does the
-   learner's code arrive, over a socket that only that process holds.
+   holding only ``/usr``, the Python environment (at its real path and at the path it was invoked by, where
+   a symbolic link leads to it) and a clean copy of attnlib, an empty size-capped ``/tmp``, its own
+   ``/proc`` and a read-only minimal ``/dev`` with a size-capped ``/dev/shm``. Its only command is a shell
+   that waits.
+2. The zygote (``attnlib_grader.zygote``) forks the learner's process, which joins the sandbox's cgroups and
+   namespaces, drops every capability and only then receives the learner's code.
 3. Killing ``bwrap`` kills the sandbox's PID 1 (``--die-with-parent``), and the kernel kills every process of
    that PID namespace with it: nothing a learner started outlives the grading of its submission.
 
 Without isolation (``--no-isolation``) the zygote's child only starts a new session in an empty folder.
+The cgroups (where the grader may create them) cap memory, processes and CPU of a sandbox's processes
+together, and ``Cgroups.cpu_seconds`` reads the CPU time they used: what the submission's budget is charged
+(``processes_cpu_seconds`` where no cgroup accounts it).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import select
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+
+from attnlib_grader import child, switching
 
 NOBODY = 65534
 TMP_BYTES = 64 * 2**20  # the sandbox's /tmp
+SHM_BYTES = 16 * 2**20  # the sandbox's /dev/shm (the rest of /dev is read-only)
 CPU_PERIOD_US = 100_000  # the cpu cgroup's period; the quota is one period: one CPU per sandbox
-_NAMESPACES = ("mnt", "pid", "net", "ipc", "uts", "cgroup", "user")  # user last: root joins the others first
-# What the zygote imports once, so that no sandbox pays for it.
-PRELOAD = (
-    "torch",
-    "numpy",
-    "attnlib",
-    "attnlib.grading",
-    "attnlib_grader.sandbox",
-    "attnlib.grading.checks",
-    "attnlib.pretrained",  # the trained models that sets load (set 8: 0.4 s of imports and data per sandbox)
-    "matplotlib.pyplot",  # sets that draw a map (set 8 q3): half a second of CPU per sandbox otherwise
-    "attnlib.plotting",
-)
 # The environment of the zygote (and so of every learner): nothing of the grader's but the numeric settings.
+# (PYTHONHASHSEED fixes set order as in the notebooks; strings hash with SipHash, so knowing the seed does not
+# let a learner choose many strings of one hash: the codec's collision check is for numbers and tuples.)
 _ENV_KEEP = ("OMP_", "MKL_", "ATEN_", "DNNL_", "ONEDNN_", "CUDA_VISIBLE_DEVICES", "PYTHONHASHSEED")
 
 
@@ -64,59 +51,6 @@ def bwrap_path() -> str | None:
 
 
 # ------------------------------------------------------------------------------------------- the filesystem
-def _blank(copy: Path, package: Path, switch_off: list[str]) -> None:
-    """In the copy of attnlib, replace the source of every switched-off attnlib function, class or method by
-    one that fails: reloading a module or executing its file gives back nothing that is switched off."""
-    import ast
-    import inspect
-
-    from attnlib_grader.sandbox import _resolve, switched_off_message
-
-    edits: dict[Path, dict[str, str]] = {}
-    for dotted in switch_off:
-        obj = _resolve(dotted)
-        if not (inspect.isfunction(obj) or inspect.isclass(obj)):
-            continue
-        try:
-            source = Path(inspect.getsourcefile(obj)).resolve()
-            relative = source.relative_to(package)
-        except (TypeError, ValueError, OSError):
-            continue
-        # a method (attnlib.layers.AdditiveScore.forward) is keyed "AdditiveScore.forward"
-        edits.setdefault(copy / relative, {})[obj.__qualname__] = switched_off_message(dotted)
-    for path, names in edits.items():
-        try:  # a module that moved since it was imported: its functions are still switched off in memory
-            lines = path.read_text().split("\n")
-            tree = ast.parse("\n".join(lines))
-        except (OSError, SyntaxError, ValueError):
-            continue
-        defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-        nodes = [(node.name, node) for node in tree.body if isinstance(node, defs) and node.name in names]
-        nodes += [
-            (f"{node.name}.{method.name}", method)
-            for node in tree.body
-            if isinstance(node, ast.ClassDef)
-            for method in node.body
-            if isinstance(method, defs[:2]) and f"{node.name}.{method.name}" in names
-        ]
-        for qualname, node in sorted(nodes, key=lambda n: n[1].lineno, reverse=True):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
-            message, indent = names[qualname], " " * node.col_offset
-            if isinstance(node, ast.ClassDef):
-                stub = [
-                    f"class {node.name}:",
-                    "    def __init__(self, *args, **kwargs):",
-                    f"        raise RuntimeError({message!r})",
-                ]
-            else:
-                stub = [
-                    f"{indent}def {node.name}(*args, **kwargs):",
-                    f"{indent}    raise RuntimeError({message!r})",
-                ]
-            lines[first : node.end_lineno] = stub
-        path.write_text("\n".join(lines))
-
-
 def _package_copy(switch_off: list[str]) -> tuple[Path, Path]:
     """(where attnlib is imported from, a folder holding a copy of only its package files)."""
     import attnlib
@@ -133,7 +67,7 @@ def _package_copy(switch_off: list[str]) -> tuple[Path, Path]:
             or n == "__pycache__"
         ],
     )
-    _blank(copy / "attnlib", package, switch_off)
+    switching.blank_sources(copy / "attnlib", package, switch_off)
     for path in [copy, *copy.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return package, copy / "attnlib"
@@ -147,6 +81,26 @@ def _python_roots() -> list[str]:
     roots = {r for r in roots if r not in ("/", "/usr") and not r.startswith("/usr/")}
     # the outermost of nested roots is enough
     return sorted(r for r in roots if not any(r != o and r.startswith(o + os.sep) for o in roots))
+
+
+def _links(roots: list[str], paths: list[str]) -> list[tuple[str, str]]:
+    """(real path, link) for the first symbolic link on the way to each of ``paths`` (the Python environment
+    as it was invoked, the entries of ``sys.path``) that leads into ``roots``: inside the sandbox the same
+    link leads to the same bound folder, so a module imported later by its invoked path is found."""
+    found: dict[str, str] = {}
+    for path in paths:
+        if not (isinstance(path, str) and os.path.isabs(path) and os.path.exists(path)):
+            continue
+        real = os.path.realpath(path)
+        if real == os.path.abspath(path) or not any(real == r or real.startswith(r + os.sep) for r in roots):
+            continue
+        at = "/"
+        for part in Path(os.path.abspath(path)).parts[1:]:
+            at = os.path.join(at, part)
+            if os.path.islink(at):
+                found.setdefault(at, os.path.realpath(at))
+                break
+    return [(target, link) for link, target in sorted(found.items())]
 
 
 class Filesystem:
@@ -163,6 +117,12 @@ class Filesystem:
                 args += ["--ro-bind", top, top]
         for root in roots:
             args += ["--ro-bind", root, root]
+        invoked = [sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(sys.executable), *sys.path]
+        for target, link in _links(roots, invoked):  # a venv reached through a symbolic link
+            parents = list(Path(link).parents)[-2::-1]  # from the top, "/" left out
+            for parent in parents:
+                args += ["--perms", "0755", "--dir", str(parent)]
+            args += ["--symlink", target, link]
         # attnlib itself: when installed from a checkout (editable), only a copy of its package files is seen,
         # at the path Python expects; the checkout around it (sources, bundles, results) is not.
         if not any(str(package).startswith(r + os.sep) for r in roots):
@@ -200,6 +160,12 @@ def bwrap_command(fs: Filesystem, info_fd: int) -> list[str]:
         "/proc",
         "--dev",
         "/dev",
+        "--size",  # /dev is a tmpfs of half the machine's memory: only a small /dev/shm stays writable
+        str(SHM_BYTES),
+        "--tmpfs",
+        "/dev/shm",
+        "--remount-ro",
+        "/dev",
         "--remount-ro",
         "/",
         "--chdir",
@@ -214,8 +180,9 @@ def bwrap_command(fs: Filesystem, info_fd: int) -> list[str]:
 
 
 class Cgroups:
-    """A pids and a memory cgroup per sandbox, under the grader's own (cgroup v1 or v2), when it may create
-    them: the caps then hold for all the learner's processes together, whatever they do."""
+    """A pids, a memory and (where delegated) a cpu cgroup per sandbox, under the grader's own (cgroup v1 or
+    v2), when it may create them: the caps then hold for all the learner's processes together, whatever they
+    do, and their CPU time is read from the cgroup (v1 ``cpuacct``, v2 ``cpu.stat``)."""
 
     def __init__(self) -> None:
         self.parents: dict[str, Path] = {}
@@ -230,7 +197,7 @@ class Cgroups:
             _, controllers, path = line.split(":", 2)
             for controller in controllers.split(",") if controllers else ["unified"]:
                 own[controller] = path.lstrip("/")
-        for controller in ("memory", "pids", "cpu"):
+        for controller in ("memory", "pids", "cpu", "cpuacct"):
             v1 = Path("/sys/fs/cgroup", controller, own.get(controller, "\0").lstrip("/"))
             if controller in own and (v1 / "cgroup.procs").is_file():
                 self.parents[controller] = v1
@@ -282,6 +249,18 @@ class Cgroups:
         return made
 
     @staticmethod
+    def cpu_seconds(folders: list[str]) -> float | None:
+        """CPU seconds used by all processes of these cgroups together, or None where none accounts it."""
+        for folder in folders:
+            with contextlib.suppress(OSError, ValueError):
+                return int(Path(folder, "cpuacct.usage").read_text()) / 1e9  # v1, nanoseconds
+        for folder in folders:
+            with contextlib.suppress(OSError, ValueError, StopIteration):
+                stat = Path(folder, "cpu.stat").read_text().split()
+                return int(stat[stat.index("usage_usec") + 1]) / 1e6  # v2, microseconds
+        return None
+
+    @staticmethod
     def remove(folders: list[str]) -> None:
         import time
 
@@ -296,7 +275,37 @@ class Cgroups:
                     time.sleep(0.02)
 
 
-def _clean_env() -> dict[str, str]:
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def processes_cpu_seconds(pid: int | None, namespace_of: int | None) -> float:
+    """Without cgroup accounting: the CPU seconds of the processes in the PID namespace of ``namespace_of``
+    (a sandbox), or else of the session of ``pid``, with the children they waited for."""
+    try:
+        namespace = os.stat(f"/proc/{namespace_of}/ns/pid").st_ino if namespace_of else None
+    except OSError:
+        return 0.0
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if namespace is not None and os.stat(f"/proc/{entry}/ns/pid").st_ino != namespace:
+                continue
+            handle = os.open(f"/proc/{entry}/stat", os.O_RDONLY)  # plain calls: this runs for every process
+            try:
+                fields = os.read(handle, 4096).rpartition(b")")[2].split()
+            finally:
+                os.close(handle)
+            if namespace is None and int(fields[3]) != pid:  # the session id
+                continue
+            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / _TICKS
+
+
+def clean_env() -> dict[str, str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "MPLBACKEND": "Agg"}
     env.update({k: v for k, v in os.environ.items() if k.startswith(_ENV_KEEP)})
     return env
@@ -314,7 +323,7 @@ class Box:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 pass_fds=(info_w,),
-                env=_clean_env(),
+                env=clean_env(),
                 cwd="/",
                 start_new_session=True,
             )
@@ -360,202 +369,24 @@ def check_bwrap() -> None:
         fs.cleanup()
 
 
-# ---------------------------------------------------------------------------------------------- the zygote
-_libc = ctypes.CDLL(None, use_errno=True)
-_PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT = 1, 24, 38, 47
+class Isolation:
+    """How sandboxes are built in one grading run: bubblewrap (``isolated``) or plain processes;
+    ``switch_off`` lists the dotted implementations the set switches off (their sources are blanked)."""
 
+    def __init__(self, isolated: bool = True, switch_off: list[str] = ()) -> None:
+        self.isolated = isolated
+        self.filesystem = Filesystem(switch_off) if isolated else None
+        self.cgroups = Cgroups() if isolated else None
 
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+    def cgroups_for(self, config: dict) -> list[str]:
+        """A submission's cgroups: its memory cap plus 1 GiB for all its processes together, and as many
+        processes as it may add, with the learner's process and the one that waits for it outside its PID
+        namespace; [] where the grader may not create cgroups."""
+        if not self.cgroups.available:
+            return []
+        memory = (int(config.get("memory_limit_mb", child.MEMORY_LIMIT_MB)) + 1024) * 2**20
+        return self.cgroups.create(memory, 2 + int(config.get("max_processes", child.MAX_PROCESSES)))
 
-
-class _CapData(ctypes.Structure):
-    _fields_ = [
-        ("effective", ctypes.c_uint32),
-        ("permitted", ctypes.c_uint32),
-        ("inheritable", ctypes.c_uint32),
-    ]
-
-
-def _drop_privileges() -> None:
-    """No capability in any set, and no way back (no_new_privs); fails closed."""
-    for cap in range(64):
-        _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
-    _libc.prctl(_PR_CAP_AMBIENT, 4, 0, 0, 0)  # PR_CAP_AMBIENT_CLEAR_ALL
-    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()
-    if _libc.capset(ctypes.byref(header), data) != 0:
-        raise OSError(ctypes.get_errno(), "capset")
-    if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "no_new_privs")
-    status = Path("/proc/self/status").read_text()
-    caps = {
-        line.split(":")[0]: int(line.split()[1], 16) for line in status.splitlines() if line.startswith("Cap")
-    }
-    if any(caps.get(k) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")):
-        raise OSError(f"capabilities left: {caps}")
-
-
-def _enter(request: dict[str, Any], fd: int) -> None:
-    """In a fresh fork of the zygote: become the learner's process, then serve the grader on ``fd``."""
-    from attnlib_grader import sandbox
-
-    status = 70
-    try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for target in (0, 1, 2):
-            os.dup2(devnull, target)
-        keep = sorted({0, 1, 2, fd})
-        for low, high in zip(keep, [*keep[1:], 65536], strict=True):
-            os.closerange(low + 1, high)
-        for folder in request.get("cgroups") or []:  # before anything else: all it starts is counted
-            Path(folder, "cgroup.procs").write_text(str(os.getpid()))
-        ns_pid = request.get("ns_pid")
-        if ns_pid:
-            handles = [os.open(f"/proc/{int(ns_pid)}/ns/{n}", os.O_RDONLY) for n in _NAMESPACES]
-            os.setgroups([])
-            for name, handle in zip(_NAMESPACES, handles, strict=True):
-                if _libc.setns(handle, 0) != 0:
-                    raise OSError(ctypes.get_errno(), f"setns {name}")
-                os.close(handle)
-            os.chdir("/tmp")
-            os.setsid()
-            child = os.fork()  # the PID namespace applies to children only
-            if child:
-                os.close(fd)
-                os.waitpid(child, 0)
-                os._exit(0)
-            _drop_privileges()
-        else:
-            os.chdir(request["workdir"])
-            os.setsid()
-        sandbox.serve(fd)
-        status = 0
-    except BaseException:  # noqa: B036 - nothing may return into the zygote's loop
-        pass
-    os._exit(status)
-
-
-def _zygote_main(fd: int) -> None:
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    control = socket.socket(fileno=fd)
-    import importlib
-
-    for name in PRELOAD:
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
-    import torch
-
-    torch.set_num_threads(1)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
-    control.sendall(b"ready\n")
-    while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(control, 4096, 1)
-        except OSError:
-            os._exit(0)
-        if not message:
-            os._exit(0)
-        try:
-            request = json.loads(message)
-            pid = os.fork() if fds else -1
-        except Exception:  # noqa: BLE001 - a bad request gets pid -1
-            pid = -1
-        if pid == 0:
-            control.close()
-            _enter(request, fds[0])
-        for extra in fds:
-            os.close(extra)
-        control.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-
-
-_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding attnlib_grader
-# The zygote's whole command line: it finds this package whether it is installed or run from the repository.
-_ZYGOTE_START = (
-    "import sys; sys.path.insert(0, {folder!r}); "
-    "from attnlib_grader import isolation; isolation._zygote_main({fd})"
-)
-
-
-class Zygote:
-    """The grader's handle on the zygote process (started on first use, restarted if it died)."""
-
-    def __init__(self) -> None:
-        self.process: subprocess.Popen | None = None
-        self.control: socket.socket | None = None
-        self.lock = threading.Lock()
-        self.folder = tempfile.mkdtemp(prefix="attnlib-zygote-")
-
-    def _start(self, timeout: float) -> None:
-        ours, theirs = socket.socketpair()
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE_START.format(folder=_HERE, fd=theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=_clean_env(),
-            cwd=self.folder,
-        )
-        theirs.close()
-        ours.settimeout(timeout)
-        try:
-            ready = ours.recv(16)
-        except OSError:
-            ready = b""
-        if ready != b"ready\n":
-            self.process.kill()
-            raise IsolationError("the zygote process did not start (could it import torch and attnlib?)")
-        ours.settimeout(30)
-        self.control = ours
-
-    def start(self, timeout: float = 600.0) -> None:
-        with self.lock:
-            if self.process is None or self.process.poll() is not None:
-                self._start(timeout)
-
-    def fork(self, fd: int, ns_pid: int | None, workdir: str | None, cgroups: list[str] = ()) -> int:
-        """A new learner process that serves on the other end of ``fd``; returns its pid (outside)."""
-        with self.lock:
-            for attempt in (1, 2):
-                if self.process is None or self.process.poll() is not None:
-                    self._start(600.0)
-                try:
-                    request = {"ns_pid": ns_pid, "workdir": workdir, "cgroups": list(cgroups)}
-                    request = json.dumps(request).encode()
-                    socket.send_fds(self.control, [request], [fd])
-                    reply = b""
-                    while not reply.endswith(b"\n"):
-                        chunk = self.control.recv(256)
-                        if not chunk:
-                            raise OSError("the zygote hung up")
-                        reply += chunk
-                    pid = int(json.loads(reply)["pid"])
-                    if pid > 0:
-                        return pid
-                    raise OSError("the zygote could not fork")
-                except (OSError, ValueError, KeyError) as e:
-                    with contextlib.suppress(Exception):
-                        self.process.kill()
-                    self.process = None
-                    if attempt == 2:
-                        raise IsolationError(f"could not start the notebook's process ({e})") from None
-        raise AssertionError("unreachable")
-
-    def stop(self) -> None:
-        with self.lock:
-            if self.process is not None:
-                with contextlib.suppress(Exception):
-                    self.process.kill()
-                    self.process.wait(5)
-            self.process = None
-
-
-_ZYGOTE: Zygote | None = None
-
-
-def zygote() -> Zygote:
-    global _ZYGOTE
-    if _ZYGOTE is None:
-        _ZYGOTE = Zygote()
-    return _ZYGOTE
+    def close(self) -> None:
+        if self.filesystem is not None:
+            self.filesystem.cleanup()

@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+import nbformat
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "grader"))  # the teacher's grader, its own package
@@ -34,3 +36,26 @@ SETS = [p.stem for p in exercises.masters([n for n in os.environ.get("EXERCISE_S
 
 def fixture_files(set_name: str) -> list[Path]:
     return sorted((FIXTURES / set_name).glob("*.json"))
+
+
+def fixture_notebook(name: str, spec: dict):
+    """The notebook a fixture describes: its answers and extra cells over the solutions (or the untouched
+    learner notebook), with ``repeat_after: [source, n]`` adding n copies of one more cell."""
+    nb = exercises.submission(
+        name,
+        spec["answers"],
+        spec["cells_before"],
+        spec["cells_after"],
+        untouched=spec.get("base") == "untouched",
+    )
+    if spec.get("repeat_after"):
+        source, count = spec["repeat_after"]
+        nb.cells += [nbformat.v4.new_code_cell(source) for _ in range(int(count))]
+    return nb
+
+
+def fixture_file_name(stem: str, spec: dict) -> str:
+    """The file a fixture is submitted as: ``file_name`` (hex of its bytes) or its stem, with .ipynb."""
+    if "file_name" in spec:
+        return os.fsdecode(bytes.fromhex(spec["file_name"]) + b".ipynb")
+    return f"{stem}.ipynb"

@@ -744,14 +744,18 @@ def general_fixtures(info: dict) -> dict[str, dict]:
     }
 
 
+def write(fixtures: dict[str, dict[str, dict]]) -> int:
+    """Write {set: {stem: spec}} as tests/exercises/fixtures/<set>/hostile_<stem>.json; returns how many."""
+    for name, specs in fixtures.items():
+        for stem, spec in specs.items():
+            (FIXTURES / name / f"hostile_{stem}.json").write_text(
+                json.dumps(spec, indent=1, ensure_ascii=False) + "\n"
+            )
+    return sum(len(specs) for specs in fixtures.values())
+
+
 def main() -> None:
-    count = 0
-    for name, info in SETS.items():
-        for stem, spec in fixtures_of(name, info).items():
-            path = FIXTURES / name / f"hostile_{stem}.json"
-            path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
-            count += 1
-    print(f"wrote {count} hostile fixtures")
+    print(f"wrote {write({name: fixtures_of(name, info) for name, info in SETS.items()})} hostile fixtures")
 
 
 if __name__ == "__main__":

@@ -83,8 +83,10 @@ def test_the_learner_package_holds_no_grader():
     package = ROOT / "attnlib"
     assert sorted(p.name for p in (package / "grading").glob("*.py")) == [
         "__init__.py",
-        "checks.py",  # the assertions, and the re-exports of the three below
+        "checks.py",  # the assertions, and the re-exports of the modules below
+        "compare.py",  # the one comparison of every numeric check
         "contract.py",
+        "implementations.py",  # the table of each equation's implementations, which sets switch off
         "recorded.py",
         "tracing.py",
     ]
@@ -95,25 +97,41 @@ def test_the_learner_package_holds_no_grader():
 
 
 @pytest.mark.parametrize("name", SETS)
-def test_every_switched_off_name_resolves_to_a_function_or_class(name):
-    """A misspelt or moved name in a set's switch_off list would switch nothing off, silently."""
+def test_every_set_switches_off_equations_of_the_table(name):
+    """A set names equations (attnlib.grading.implementations), never dotted paths: a misspelt name would
+    switch nothing off, silently."""
+    from attnlib.grading.implementations import EQUATIONS
+
+    switch_off = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb").config.get("switch_off", [])
+    assert switch_off and not [e for e in switch_off if e not in EQUATIONS]
+
+
+def test_every_implementation_in_the_table_resolves_to_a_function_or_class():
+    """A moved or misspelt path, or an operator this torch does not have, would switch nothing off."""
     import inspect
 
-    from attnlib_grader.sandbox import _resolve
+    import torch
+    from attnlib_grader.switching import resolve
 
-    config = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb").config
-    unresolved = [
-        dotted
-        for dotted in config.get("switch_off", [])
-        if not callable(_resolve(dotted)) or inspect.ismodule(_resolve(dotted))
-    ]
-    assert not unresolved, unresolved
+    from attnlib.grading.implementations import EQUATIONS
+
+    ops = {
+        n.split("::")[1].split(".")[0]
+        for n in torch._C._dispatch_get_all_op_names()
+        if n.startswith("aten::")
+    }
+    paths = {d for e in EQUATIONS.values() for d in e.implementations}
+    unresolved = sorted(d for d in paths if not callable(resolve(d)) or inspect.ismodule(resolve(d)))
+    unknown = sorted({op for e in EQUATIONS.values() for op in e.operators} - ops)
+    assert not unresolved and not unknown, (unresolved, unknown)
 
 
 def test_switched_off_lists_hold_every_road_to_attention_in_attnlib():
     """The sets whose questions attention machinery would answer switch off the newer fast paths too
     (attnlib.chunked_additive forms additive weights and, from them, scores; shifted_causal_mask(T, 0) is
     causal_mask(T); cross_attention and MultiHeadAttention are self-attention given X twice)."""
+    from attnlib_grader.switching import resolve_equations
+
     configs = {p.stem[:2]: exercises.parse(p).config for p in exercises.masters([])}
     fast_path = [
         "attnlib.chunked_additive.additive_attend",
@@ -122,14 +140,18 @@ def test_switched_off_lists_hold_every_road_to_attention_in_attnlib():
         "attnlib.chunked_additive._hidden",
     ]
     for number in ("03", "04", "05", "06", "07", "09"):
-        missing = [d for d in fast_path if d not in configs[number]["switch_off"]]
-        assert not missing, (number, missing)
+        dotted = resolve_equations(configs[number]["switch_off"])[0]
+        assert not [d for d in fast_path if d not in dotted], number
     transformer = [
         "attnlib.transformer.shifted_causal_mask",
         "attnlib.transformer.cross_attention",
         "attnlib.transformer.MultiHeadAttention",
+        "torch.nn.functional.scaled_dot_product_attention",
+        "torch.nn.attention.flex_attention.flex_attention",
     ]
-    assert not [d for d in transformer if d not in configs["09"]["switch_off"]]
+    dotted, operators = resolve_equations(configs["09"]["switch_off"])
+    assert not [d for d in transformer if d not in dotted]
+    assert "_scaled_dot_product_flash_attention_for_cpu" in operators
 
 
 @pytest.mark.parametrize("name", SETS)

@@ -87,3 +87,19 @@ def test_sets_of_tensors_are_compared_by_value():
     links = lambda: {(torch.tensor(0), torch.tensor(1))}  # noqa: E731
     assert checks.same_result(links(), links())
     assert not checks.same_result(links(), {(torch.tensor(0), torch.tensor(2))})
+
+
+def test_responsive_fails_a_function_that_ignores_its_inputs_and_passes_one_with_an_error_of_its_own():
+    """checks.responsive asks each input after the first to change the value: a constant (or an argument
+    handed back unread) fails; set 8's crossings that lists the pairs in the SAME order, which gives the empty
+    set for both later inputs, still computes with its input and passes."""
+    inputs = [([(0, 0), (1, 1)],), ([(0, 1), (1, 0)],), ([(0, 2), (1, 1), (2, 0)],)]
+
+    def same_order(links):
+        return {(a, b) for a in links for b in links if a[0] < b[0] and a[1] < b[1]}
+
+    assert len(checks.responsive(same_order, inputs, "same_order")) == 3
+    with pytest.raises(AssertionError, match="the same value for inputs whose answers differ"):
+        checks.responsive(lambda links: set(), inputs, "constant")
+    with pytest.raises(AssertionError, match="None or NaN"):
+        checks.responsive(lambda links: None, inputs, "none")

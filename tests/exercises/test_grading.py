@@ -39,7 +39,9 @@ def test_unreadable_notebook_scores_zero_without_crashing(graded, name):
 )
 def test_fixture_gets_its_declared_score(graded, name, fixture):
     spec = graded[name]["fixtures"][fixture]
-    assert scores(graded[name]["results"][fixture]) == pytest.approx(spec["scores"]), spec["description"]
+    assert scores(graded[name]["results"][graded[name]["labels"][fixture]]) == pytest.approx(
+        spec["scores"]
+    ), spec["description"]
 
 
 @pytest.mark.parametrize(
@@ -50,7 +52,7 @@ def test_fixture_gets_its_declared_score(graded, name, fixture):
 def test_public_tests_catch_the_fixture_with_a_helpful_message(graded, name, fixture):
     """A fixture's "public" entry, {question: text}: a PUBLIC test of that question fails on the wrong answer
     with a message containing the text, so the learner sees it before handing in."""
-    spec, result = graded[name]["fixtures"][fixture], graded[name]["results"][fixture]
+    spec, result = graded[name]["fixtures"][fixture], graded[name]["results"][graded[name]["labels"][fixture]]
     for question, text in spec["public"].items():
         cases = next(q for q in result.questions if q.name == question).cases
         messages = [c.message for c in cases if not c.hidden and not c.passed]
@@ -59,14 +61,19 @@ def test_public_tests_catch_the_fixture_with_a_helpful_message(graded, name, fix
 
 @pytest.mark.parametrize("name", SETS)
 def test_scores_csv_has_a_row_and_feedback_file_per_submission(graded, name):
+    """A label that starts like a formula is written with a leading quote (report.csv_cell)."""
+    from attnlib_grader import report
+
     out, results = graded[name]["out"], graded[name]["results"]
-    rows = list(csv.DictReader((out / "scores.csv").open()))
-    assert sorted(r["submission"] for r in rows) == sorted(results)
+    rows = list(csv.DictReader((out / "scores.csv").open(encoding="utf-8")))
+    by_cell = {report.csv_cell(label): label for label in results}
+    assert len(by_cell) == len(results) and sorted(r["submission"] for r in rows) == sorted(by_cell)
     for row in rows:
-        result = results[row["submission"]]
+        label = by_cell[row["submission"]]
+        result = results[label]
         for q in result.questions:
             assert row[q.name] == ("" if q.manual else f"{q.score:g}")
-        assert (out / "feedback" / f"{row['submission']}.md").is_file()
+        assert (out / "feedback" / f"{label}.md").is_file()
 
 
 @pytest.mark.parametrize("name", SETS)

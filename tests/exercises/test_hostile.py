@@ -8,6 +8,7 @@ import time
 from collections import Counter
 
 import pytest
+from attnlib_grader import report
 from exercise_helpers import FIXTURES, GRADER_SECRET, SETS
 
 CLASSES = ("reading", "outliving", "breaking", "switch_off", "trust")
@@ -19,18 +20,21 @@ def spec_of(name, fixture):
 
 
 def test_hostile_fixtures_cover_every_class_in_at_least_four_sets():
+    """Issue 13's five classes; issue 26's are swept over every set they apply to (test_hostile26.py)."""
+    from test_hostile26 import CLASSES as CLASSES_26
+
     every = [
         (p.parent.name, json.loads(p.read_text())["class"]) for p in sorted(FIXTURES.glob("*/hostile_*.json"))
     ]
     per_class = Counter(kind for _, kind in every)
     assert len(every) >= 30 and len({name for name, _ in every}) >= 4, Counter(name for name, _ in every)
     assert all(per_class[kind] >= 4 for kind in CLASSES), per_class
-    assert set(per_class) == set(CLASSES)
+    assert set(per_class) == set(CLASSES) | set(CLASSES_26)
 
 
 @pytest.mark.parametrize("name,fixture", HOSTILE, ids=lambda v: str(v))
 def test_hostile_fixture_leaks_nothing_into_its_feedback(graded, name, fixture):
-    text = (graded[name]["out"] / "feedback" / f"{fixture}.md").read_text()
+    text = (graded[name]["out"] / "feedback" / f"{graded[name]['labels'][fixture]}.md").read_text()
     folder, bundle = graded[name]["folder"], graded[name]["bundle"]
     forbidden = [
         GRADER_SECRET,  # an environment variable of the grader
@@ -44,19 +48,13 @@ def test_hostile_fixture_leaks_nothing_into_its_feedback(graded, name, fixture):
     assert not [f for f in forbidden if f in text], [f for f in forbidden if f in text]
 
 
-@pytest.mark.parametrize("name,fixture", HOSTILE, ids=lambda v: str(v))
-def test_hostile_fixture_is_graded_within_its_budget(graded, name, fixture):
-    result = graded[name]["results"][fixture]
-    assert result.seconds < 120 + 10, result.seconds  # the default budget per submission, and some slack
-
-
 @pytest.mark.parametrize(
     "name,fixture",
     [(s, f) for s, f in HOSTILE if spec_of(s, f).get("feedback_contains")],
     ids=lambda v: str(v),
 )
 def test_feedback_says_a_switched_off_function_was_reached(graded, name, fixture):
-    text = (graded[name]["out"] / "feedback" / f"{fixture}.md").read_text()
+    text = (graded[name]["out"] / "feedback" / f"{graded[name]['labels'][fixture]}.md").read_text()
     for piece in spec_of(name, fixture)["feedback_contains"]:
         assert piece in text
     assert "your code called" in text
@@ -70,10 +68,11 @@ def test_no_learner_process_rewrites_the_scores_after_grading(graded, name):
     time.sleep(1.5)
     assert (out / "scores.csv").read_text() == before
     assert "pwned-by-daemon" not in before
-    rows = {r["submission"]: r for r in csv.DictReader((out / "scores.csv").open())}
+    rows = {r["submission"]: r for r in csv.DictReader((out / "scores.csv").open(encoding="utf-8"))}
     for fixture, result in graded[name]["results"].items():
         auto = [q for q in result.questions if not q.manual]
-        assert rows[fixture]["auto_score"] == f"{sum(q.score for q in auto):g}"
+        # a label that starts like a formula is written with a leading quote (report.csv_cell)
+        assert rows[report.csv_cell(fixture)]["auto_score"] == f"{sum(q.score for q in auto):g}"
 
 
 @pytest.mark.parametrize("name", SETS)
@@ -115,10 +114,11 @@ CONTRACT = [(s, f) for s, f in HOSTILE if spec_of(s, f).get("contract")]
 @pytest.mark.parametrize("name,fixture", CONTRACT, ids=lambda v: str(v))
 def test_contract_fixtures_are_caught_by_their_rule(graded, name, fixture):
     """Each contract fixture's feedback names the rule it breaks (checks.contract, on every call)."""
-    text = (graded[name]["out"] / "feedback" / f"{fixture}.md").read_text()
+    text = (graded[name]["out"] / "feedback" / f"{graded[name]['labels'][fixture]}.md").read_text()
     words = {"mutation": "in place", "repeat": "called again with the same inputs", "dtype": "keep the dtype"}
     for function, rule in spec_of(name, fixture)["contract"].items():
-        assert f"{function}" in text and words[rule] in text, (rule, text[:2000])
+        # the feedback renders learner-facing names inertly (report.inert: context\_gru\_step)
+        assert report.inert(function) in text and words[rule] in text, (rule, text[:2000])
 
 
 @pytest.mark.parametrize("name", sorted({s for s, _ in CONTRACT}))

@@ -328,3 +328,118 @@ def helper(got, what):
     ], shown
     flagged = [text for text in shown if code_in(text)]
     assert flagged == ["{}: use torch.softmax({}, dim=-1)", "transpose with W.T", "use x @ W"]
+
+
+# ------------------------------------------------------------------------------------------------ issue 26
+# Hidden messages diagnose in words: no expected value. One graded attempt must not tell a resubmission the
+# answers (hole 11). The names a test gives its expected values: a message formatting one of them, in a hidden
+# case or in a helper that hidden cases call, shows an answer, unless it sits under a test of
+# checks.in_hidden_case() (what public cases may show). checks.close shows no number in hidden cases either.
+EXPECTED_NAME = re.compile(
+    r"^(expected|exp|want|wanted|ref|refs|reference|right|gold|truth|correct|answer|predicted|gaps)(_\w+)?$"
+    r"|_(ref|reference|expected|right|gold)$"
+)
+
+
+def _hidden_only(node: ast.AST, parents: dict) -> bool:
+    """Whether ``node`` is guarded by a test of checks.in_hidden_case() (shown in public cases only)."""
+    while node in parents:
+        parent = parents[node]
+        if isinstance(parent, (ast.IfExp, ast.If)) and "in_hidden_case" in ast.unparse(parent.test):
+            return True
+        node = parent
+    return False
+
+
+def shown_expected_values(source: str) -> list[str]:
+    """The f-string fields of a test cell that format an expected value where a hidden case may show it."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        flags = [k.value for d in fn.decorator_list if isinstance(d, ast.Call) for k in d.keywords]
+        if any(isinstance(v, ast.Constant) and v.value is False for v in flags):
+            continue  # a public case: its examples are public
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.JoinedStr) or _hidden_only(node, parents):
+                continue
+            for value in node.values:
+                if isinstance(value, ast.FormattedValue):
+                    names = {n.id for n in ast.walk(value.value) if isinstance(n, ast.Name)}
+                    calls = [ast.unparse(n.func) for n in ast.walk(value.value) if isinstance(n, ast.Call)]
+                    if any(EXPECTED_NAME.search(n) for n in names) or any(
+                        c.startswith("attnlib.") for c in calls
+                    ):
+                        found.append(f"{fn.name} (line {node.lineno}): {{{ast.unparse(value.value)}}}")
+    return found
+
+
+def findings(name: str, scan) -> list[str]:
+    """What ``scan`` finds in each test cell of a set's master, with the question."""
+    cells = master_test_cells(exercises.SOURCE_DIR / f"{name}.ipynb")
+    return [f"{question} {problem}" for question, source in cells for problem in scan(source)]
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_hidden_messages_show_no_expected_value(name):
+    problems = findings(name, shown_expected_values)
+    assert not problems, "hidden messages that show an expected value:\n" + "\n".join(problems)
+
+
+def test_the_expected_value_scan_finds_a_leak_and_spares_a_guarded_one():
+    """Positive control of the scan above."""
+    leak = (
+        "@test_case(points=1, hidden=True)\ndef hidden_x(f):\n    expected = 3\n"
+        "    assert f() == expected, f'should be {expected}'\n"
+    )
+    guarded = leak.replace(
+        "f'should be {expected}'", "'wrong' if checks.in_hidden_case() else f'should be {expected}'"
+    )
+    public = leak.replace("hidden=True", "hidden=False")
+    assert (
+        shown_expected_values(leak)
+        and not shown_expected_values(guarded)
+        and not shown_expected_values(public)
+    )
+
+
+# One comparison helper for every numeric check (hole 10): ``abs(got - expected) > tol`` passes NaN, and
+# torch.allclose calls infinity close to infinity. Test cells compare numbers with checks.close, checks.near
+# and checks.between (attnlib.grading.compare), never with these.
+def handmade_comparisons(source: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func) or ""
+            if name.split(".")[-1] in ("allclose", "isclose") and not name.startswith("checks."):
+                found.append(f"line {node.lineno}: {name}")
+        if isinstance(node, ast.Compare):
+            for side in [node.left, *node.comparators]:
+                builtin = isinstance(side, ast.Call) and _dotted(side.func) == "abs"
+                method = (
+                    isinstance(side, ast.Call)
+                    and isinstance(side.func, ast.Attribute)
+                    and side.func.attr == "abs"
+                    and isinstance(side.func.value, ast.BinOp)
+                    and isinstance(side.func.value.op, ast.Sub)
+                    and any(
+                        isinstance(c, ast.Constant) and isinstance(c.value, float) for c in node.comparators
+                    )
+                )
+                if (builtin and side.args and isinstance(side.args[0], ast.BinOp)) or method:
+                    found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_every_numeric_check_uses_the_one_comparison(name):
+    problems = findings(name, handmade_comparisons)
+    assert not problems, "numbers compared without checks.close / near / between:\n" + "\n".join(problems)
+
+
+def test_the_comparison_scan_finds_tolerances_written_by_hand():
+    """Positive control of the scan above."""
+    assert len(handmade_comparisons("if abs(a - b) > 1e-9:\n    pass\nok = torch.allclose(a, b)\n")) == 2
+    assert not handmade_comparisons("ok = checks.near(a, b, atol=1e-9)\nmask = (t - s).abs() <= D\n")

@@ -13,7 +13,8 @@ import os
 
 import pytest
 import torch
-from attnlib_grader.sandbox import _function_sources
+from attnlib_grader.child import function_sources
+from attnlib_grader.switching import resolve_equations
 from exercise_helpers import SETS, exercises
 
 from attnlib.grading import checks
@@ -60,7 +61,7 @@ def hidden_calls(ex, q, solutions) -> dict[str, list[tuple]]:
     space, cases = exercises._public_cases(source, f"{q.name}.py")
     calls: dict[str, list[tuple]] = {}
     cells = [c.source for c in ex.solutions.cells if c.cell_type == "code"]
-    sources = _function_sources(cells, ex.config.get("names", []))
+    sources = function_sources(cells, ex.config.get("names", []))
 
     def recording(name, fn):
         def record(*args, **kwargs):
@@ -144,7 +145,7 @@ def test_no_public_helper_reproduces_a_learner_function_on_the_hidden_inputs(nam
             continue
         calls = hidden_calls(ex, q, solutions)
         helpers = shipped_helpers(shipped[f"{q.name}.py"])
-        with switched_off(ex.config.get("switch_off", [])):
+        with switched_off(resolve_equations(ex.config.get("switch_off", []))[0]):
             for learner, args in calls.items():
                 for helper_name, helper in helpers.items():
                     checked += 1

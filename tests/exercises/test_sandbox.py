@@ -2,7 +2,17 @@
 
 import pytest
 import torch
-from attnlib_grader.sandbox import MEMORY_LIMIT_MB, Opaque, Sandbox, SandboxError, decode, encode
+from attnlib_grader import codec
+from attnlib_grader.sandbox import MEMORY_LIMIT_MB, Opaque, Sandbox, SandboxError
+
+
+def encode(value):
+    blobs = []
+    return codec.encode(value, blobs), b"".join(blobs)
+
+
+def decode(encoded):
+    return codec.decode(*encoded) if isinstance(encoded, tuple) else codec.decode(encoded)
 
 
 @pytest.mark.parametrize(
@@ -46,7 +56,7 @@ def call_once(tmp_path, cells, config, name, *args):
     sandbox = Sandbox(cells, {"names": [name], **config}, str(tmp_path))
     sandbox.start()
     try:
-        return sandbox.call(name, args, {}, timeout=20)
+        return sandbox.call(name, args, {}, 20)
     finally:
         sandbox.kill()
 
@@ -67,8 +77,8 @@ def test_an_allocation_past_the_cap_fails_in_the_learners_code_only(tmp_path):
     try:
         assert "cell 1: RuntimeError" in sandbox.errors[0] and "allocate" in sandbox.errors[0]
         with pytest.raises(SandboxError, match="hog_inside raised RuntimeError"):
-            sandbox.call("hog_inside", (2**31,), {}, timeout=20)
-        assert sandbox.call("hog_inside", (10,), {}, timeout=20) == 10.0  # still alive and serving
+            sandbox.call("hog_inside", (2**31,), {}, 20)
+        assert sandbox.call("hog_inside", (10,), {}, 20) == 10.0  # still alive and serving
     finally:
         sandbox.kill()
 
@@ -79,7 +89,7 @@ def test_fresh_calls_do_not_see_each_others_state(tmp_path):
     sandbox = Sandbox(cells, {"names": ["count"]}, str(tmp_path))
     sandbox.start()
     try:
-        assert [sandbox.call("count", (), {}, timeout=20, fresh=True) for _ in range(3)] == [1, 1, 1]
-        assert [sandbox.call("count", (), {}, timeout=20) for _ in range(2)] == [1, 2]
+        assert [sandbox.call("count", (), {}, 20, fresh=True) for _ in range(3)] == [1, 1, 1]
+        assert [sandbox.call("count", (), {}, 20) for _ in range(2)] == [1, 2]
     finally:
         sandbox.kill()

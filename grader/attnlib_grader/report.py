@@ -1,0 +1,170 @@
+"""What the grader writes: one label per learner, feedback rendered inertly, and results as grading goes.
+
+- ``label``: a learner's file name as a label that is one-to-one (two names never share a label, a CSV row or
+  a feedback file), fits the file system (at most ``MAX_LABEL_BYTES``, with a hash of the name when cut) and
+  is plain text: letters, digits and `` -_.,()=+@``; any other character is written ``%XX`` per byte of its
+  UTF-8 (or of the raw byte, for a name that is not UTF-8), ``%`` included.
+- ``inert``: learner text (exception messages, printed names, what a test quotes back) as Markdown that shows
+  exactly those characters and makes nothing of them: ASCII punctuation backslash-escaped (no heading, list,
+  emphasis, link, raw HTML or entity can start), control and invisible characters (terminal escapes, NUL,
+  direction overrides) written as ``<U+XXXX>``, one line per line with blank lines dropped (nothing leaves
+  the list item it is in). The feedback and the rubrics use this one renderer for every text.
+- ``Results``: ``scores.csv`` and ``feedback/<label>.md`` written as each submission is graded, so one failure
+  loses nothing else; the CSV is rewritten in order at the end.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import threading
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+MAX_LABEL_BYTES = 200  # a label's UTF-8; its feedback file adds ".md" (the usual limit is 255 bytes a name)
+_KEEP = set(" -_.,()=+@")
+_HEADER_NOTE = "submission"
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character but letters, digits and `` -_.,()=+@`` written ``%XX`` (one-to-one)."""
+    out = []
+    for i, c in enumerate(text):
+        if (c.isalnum() and unicodedata.category(c)[0] in "LN") or (c in _KEEP and not (i == 0 and c == ".")):
+            out.append(c)
+        else:
+            data = c.encode("utf-8", "surrogateescape")
+            out.append("".join(f"%{b:02X}" for b in data))
+    return "".join(out) or "%"
+
+
+def label(file_name: str) -> str:
+    """The label of a submitted file: its name without ``.ipynb`` (another case of the extension is kept as
+    ``!IPYNB``), escaped, cut to ``MAX_LABEL_BYTES`` with ``~`` and a hash of the whole name when longer."""
+    stem, extension = file_name, ""
+    if file_name.lower().endswith(".ipynb"):
+        stem, extension = file_name[:-6], file_name[-5:]
+    text = escaped(stem) + ("" if extension in ("", "ipynb") else "!" + escaped(extension))
+    if len(text.encode()) <= MAX_LABEL_BYTES:
+        return text
+    digest = hashlib.sha256(file_name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    cut = text.encode()[: MAX_LABEL_BYTES - 17].decode("utf-8", "ignore")
+    return f"{cut}~{digest}"
+
+
+def csv_cell(text: str) -> str:
+    """A label in a spreadsheet: one that starts like a formula gets a leading ``'`` (no label holds one)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+def _visible(c: str) -> str:
+    return f"<U+{ord(c):04X}>"
+
+
+def inert(text: Any, indent: str = "") -> str:
+    """``text`` as Markdown that renders those very characters and nothing else (see the module)."""
+    lines = []
+    for line in str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        out = []
+        for c in line:
+            if c == "\t":
+                out.append(" ")
+            elif unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+                out.append(_visible(c))
+            elif c.isascii() and not c.isalnum() and c != " ":
+                out.append("\\" + c)
+            else:
+                out.append(c)
+        if "".join(out).strip():
+            lines.append("".join(out).strip())
+    return ("\n" + indent).join(lines)
+
+
+def rubric_lines(rubric: dict | None, points: float) -> list[str]:
+    """A written answer's rubric as a template the teacher fills in: points per idea, the common
+    misconceptions and what else is accepted (from the master's ``rubric``)."""
+    if not rubric:
+        return []
+    lines = [f"Points: ___ / {points:g} (one box per idea the answer states correctly)", ""]
+    lines += [f"- [ ] ({float(pts):g}) {inert(idea, '  ')}" for pts, idea in rubric.get("ideas", [])]
+    for title, key in (("Common misconceptions", "misconceptions"), ("Also accepted", "alternatives")):
+        if rubric.get(key):
+            lines += ["", f"{title}:", ""] + [f"- {inert(text, '  ')}" for text in rubric[key]]
+    return lines + [""]
+
+
+def feedback(result: Any, set_name: str, rubrics: dict | None = None) -> str:
+    """A learner's feedback in Markdown: score per question and what failed (hidden tests: message only);
+    for a written answer, the rubric as a template for the teacher (``rubrics``: question -> rubric)."""
+    auto = [q for q in result.questions if not q.manual]
+    lines = [
+        f"# Feedback: {inert(set_name)}, {inert(result.name)}",
+        "",
+        f"Automatic score: {sum(q.score for q in auto):g} / {sum(q.possible for q in auto):g}",
+        "",
+    ]
+    for q in result.questions:
+        if q.manual:
+            lines += [f"## {inert(q.name)}: graded by your teacher ({q.possible:g} points)", ""]
+            lines += rubric_lines((rubrics or {}).get(q.name), q.possible)
+            continue
+        lines += [f"## {inert(q.name)}: {q.score:g} / {q.possible:g}", ""]
+        if q.error:
+            lines += [f"- {inert(q.error, '  ')}", ""]
+        for case in q.cases:
+            kind = "hidden test" if case.hidden else "public test"
+            mark = "passed" if case.passed else "FAILED"
+            text = f"- {kind} {inert(case.name)} ({case.points:g} points): {mark}"
+            if not case.passed and case.message:
+                text += "\n  " + inert(case.message, "  ")
+            lines.append(text)
+        lines.append("")
+    if result.notes:
+        lines += (
+            ["## Notes on running your notebook", ""] + [f"- {inert(n, '  ')}" for n in result.notes] + [""]
+        )
+    return "\n".join(lines)
+
+
+class Results:
+    """``out/scores.csv`` and ``out/feedback/<label>.md``, written as each submission is graded."""
+
+    def __init__(self, out: str | Path, questions: list[dict], set_name: str) -> None:
+        self.out, self.set_name = Path(out), set_name
+        (self.out / "feedback").mkdir(parents=True, exist_ok=True)
+        self.names = [q["name"] for q in questions]
+        self.rubrics = {q["name"]: q.get("rubric") for q in questions if q.get("manual")}
+        self.lock = threading.Lock()
+        self.rows: dict[str, list[str]] = {}
+        self.problems: list[str] = []
+        self._write_csv()
+
+    def _row(self, result: Any) -> list[str]:
+        auto = [q for q in result.questions if not q.manual]
+        scores = ("" if q.manual else f"{q.score:g}" for q in result.questions)
+        total, possible = sum(q.score for q in auto), sum(q.possible for q in auto)
+        return [csv_cell(result.name), *scores, f"{total:g}", f"{possible:g}"]
+
+    def _write_csv(self) -> None:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow([_HEADER_NOTE, *self.names, "auto_score", "auto_possible"])
+        for name in sorted(self.rows, key=lambda n: n.encode("utf-8", "surrogateescape")):
+            writer.writerow(self.rows[name])
+        partial = self.out / "scores.csv.partial"
+        partial.write_text(buffer.getvalue(), encoding="utf-8")
+        os.replace(partial, self.out / "scores.csv")
+
+    def add(self, result: Any) -> None:
+        """Write this submission's feedback and its row now; a failure to write one is reported, not fatal."""
+        with self.lock:
+            try:
+                path = self.out / "feedback" / f"{result.name}.md"
+                path.write_text(feedback(result, self.set_name, self.rubrics), encoding="utf-8")
+            except OSError as e:
+                self.problems.append(f"{result.name}: feedback not written ({type(e).__name__}: {e})")
+            self.rows[result.name] = self._row(result)
+            self._write_csv()

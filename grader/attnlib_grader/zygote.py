@@ -1,0 +1,243 @@
+"""The zygote: one process that imported torch and attnlib once, and forks every learner's process.
+
+Importing torch costs about 3 s of CPU, so a process per submission that imports it would make 30 submissions
+take 45 s on two cores. The zygote, started once with a clean environment and command line, imports torch
+and attnlib and never receives anything but namespace pids, cgroup folders and socket ends (no tests, no
+solutions, no learner code). For each sandbox it forks a child that joins the cgroups and the sandbox's
+namespaces (``setns``), drops every capability, sets ``no_new_privs`` and forks once more into the sandbox's
+PID namespace; only then does that process run ``child.serve``, and the learner's code arrive over a socket
+that only it holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from attnlib_grader import child  # noqa: F401 - run in the zygote's children (child.serve)
+from attnlib_grader.isolation import IsolationError, clean_env
+
+_NAMESPACES = ("mnt", "pid", "net", "ipc", "uts", "cgroup", "user")  # user last: root joins the others first
+# What the zygote imports once, so that no sandbox pays for it; the sandbox sees none of the grader's files,
+# so every module of attnlib_grader that runs in it is imported here.
+PRELOAD = (
+    "torch",
+    "numpy",
+    "attnlib",
+    "attnlib.grading",
+    "attnlib_grader.child",
+    "attnlib_grader.codec",
+    "attnlib_grader.switching",
+    "attnlib.grading.checks",
+    "attnlib.grading.implementations",
+    "attnlib.pretrained",  # the trained models that sets load (set 8: 0.4 s of imports and data per sandbox)
+    "matplotlib.pyplot",  # sets that draw a map (set 8 q3): half a second of CPU per sandbox otherwise
+    "attnlib.plotting",
+)
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT = 1, 24, 38, 47
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def _drop_privileges() -> None:
+    """No capability in any set, and no way back (no_new_privs); fails closed."""
+    for cap in range(64):
+        _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+    _libc.prctl(_PR_CAP_AMBIENT, 4, 0, 0, 0)  # PR_CAP_AMBIENT_CLEAR_ALL
+    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()
+    if _libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "no_new_privs")
+    status = Path("/proc/self/status").read_text()
+    caps = {
+        line.split(":")[0]: int(line.split()[1], 16) for line in status.splitlines() if line.startswith("Cap")
+    }
+    if any(caps.get(k) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")):
+        raise OSError(f"capabilities left: {caps}")
+
+
+def _enter(request: dict[str, Any], fd: int) -> None:
+    """In a fresh fork of the zygote: become the learner's process, then serve the grader on ``fd``."""
+    status = 70
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for target in (0, 1, 2):
+            os.dup2(devnull, target)
+        keep = sorted({0, 1, 2, fd})
+        for low, high in zip(keep, [*keep[1:], 65536], strict=True):
+            os.closerange(low + 1, high)
+        for folder in request.get("cgroups") or []:  # before anything else: all it starts is counted
+            Path(folder, "cgroup.procs").write_text(str(os.getpid()))
+        ns_pid = request.get("ns_pid")
+        if ns_pid:
+            handles = [os.open(f"/proc/{int(ns_pid)}/ns/{n}", os.O_RDONLY) for n in _NAMESPACES]
+            os.setgroups([])
+            for name, handle in zip(_NAMESPACES, handles, strict=True):
+                if _libc.setns(handle, 0) != 0:
+                    raise OSError(ctypes.get_errno(), f"setns {name}")
+                os.close(handle)
+            os.chdir("/tmp")
+            os.setsid()
+            inner = os.fork()  # the PID namespace applies to children only
+            if inner:
+                os.close(fd)
+                os.waitpid(inner, 0)
+                os._exit(0)
+            _drop_privileges()
+        else:
+            os.chdir(request["workdir"])
+            os.setsid()
+        child.serve(fd)
+        status = 0
+    except BaseException:  # noqa: B036 - nothing may return into the zygote's loop
+        pass
+    os._exit(status)
+
+
+def _zygote_main(fd: int) -> None:
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    control = socket.socket(fileno=fd)
+    import importlib
+
+    for name in PRELOAD:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    import torch
+
+    torch.set_num_threads(1)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    control.sendall(b"ready\n")
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 4096, 1)
+        except OSError:
+            os._exit(0)
+        if not message:
+            os._exit(0)
+        try:
+            request = json.loads(message)
+            pid = os.fork() if fds else -1
+        except Exception:  # noqa: BLE001 - a bad request gets pid -1
+            pid = -1
+        if pid == 0:
+            control.close()
+            _enter(request, fds[0])
+        for extra in fds:
+            os.close(extra)
+        control.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding attnlib_grader
+# The zygote's whole command line: it finds this package whether it is installed or run from the repository.
+_ZYGOTE_START = (
+    "import sys; sys.path.insert(0, {folder!r}); from attnlib_grader import zygote; zygote._zygote_main({fd})"
+)
+
+
+class Zygote:
+    """The grader's handle on the zygote process (started on first use, restarted if it died)."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.lock = threading.Lock()
+        self.folder = tempfile.mkdtemp(prefix="attnlib-zygote-")
+
+    def _start(self, timeout: float) -> None:
+        ours, theirs = socket.socketpair()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _ZYGOTE_START.format(folder=_HERE, fd=theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=clean_env(),
+            cwd=self.folder,
+        )
+        theirs.close()
+        ours.settimeout(timeout)
+        try:
+            ready = ours.recv(16)
+        except OSError:
+            ready = b""
+        if ready != b"ready\n":
+            self.process.kill()
+            raise IsolationError("the zygote process did not start (could it import torch and attnlib?)")
+        ours.settimeout(30)
+        self.control = ours
+
+    def start(self, timeout: float = 600.0) -> None:
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._start(timeout)
+
+    def fork(self, fd: int, ns_pid: int | None, workdir: str | None, cgroups: list[str] = ()) -> int:
+        """A new learner process that serves on the other end of ``fd``; returns its pid (outside)."""
+        with self.lock:
+            for attempt in (1, 2):
+                if self.process is None or self.process.poll() is not None:
+                    self._start(600.0)
+                try:
+                    request = {"ns_pid": ns_pid, "workdir": workdir, "cgroups": list(cgroups)}
+                    request = json.dumps(request).encode()
+                    socket.send_fds(self.control, [request], [fd])
+                    reply = b""
+                    while not reply.endswith(b"\n"):
+                        chunk = self.control.recv(256)
+                        if not chunk:
+                            raise OSError("the zygote hung up")
+                        reply += chunk
+                    pid = int(json.loads(reply)["pid"])
+                    if pid > 0:
+                        return pid
+                    raise OSError("the zygote could not fork")
+                except (OSError, ValueError, KeyError) as e:
+                    with contextlib.suppress(Exception):
+                        self.process.kill()
+                    self.process = None
+                    if attempt == 2:
+                        raise IsolationError(f"could not start the notebook's process ({e})") from None
+        raise AssertionError("unreachable")
+
+    def stop(self) -> None:
+        with self.lock:
+            if self.process is not None:
+                with contextlib.suppress(Exception):
+                    self.process.kill()
+                    self.process.wait(5)
+            self.process = None
+
+
+_ZYGOTE: Zygote | None = None
+
+
+def zygote() -> Zygote:
+    global _ZYGOTE
+    if _ZYGOTE is None:
+        _ZYGOTE = Zygote()
+    return _ZYGOTE
