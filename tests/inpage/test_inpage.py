@@ -49,21 +49,27 @@ def _model(name: str):
     return build_model(kind, TASK.src_vocab, TASK.tgt_vocab, **options).eval()
 
 
-def _run_engine(tmp_path, spec: dict, inputs: list[str]) -> list[dict]:
+def _in_node(tmp_path, spec: dict, texts: list[str], each: str) -> list:
+    """Run the page's engine in node: ``each`` (a JavaScript expression of ``a`` = window.attnlibInpage, ``m``
+    = the loaded model, ``spec`` and the text ``t``) for every text; returns the results."""
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    (tmp_path / "inputs.json").write_text(json.dumps(inputs))
+    (tmp_path / "inputs.json").write_text(json.dumps(texts))
+    (tmp_path / "engine.js").write_text(inpage.engine())
     script = f"""
 globalThis.window = globalThis;
 const fs = require("fs");
 require({json.dumps(str(tmp_path / "engine.js"))});
-const m = window.attnlibInpage.load(JSON.parse(fs.readFileSync("spec.json", "utf8")));
-const inputs = JSON.parse(fs.readFileSync("inputs.json", "utf8"));
-console.log(JSON.stringify(inputs.map((t) => window.attnlibInpage.translate(m, t))));
+const a = window.attnlibInpage, spec = JSON.parse(fs.readFileSync("spec.json", "utf8")), m = a.load(spec);
+const texts = JSON.parse(fs.readFileSync("inputs.json", "utf8"));
+console.log(JSON.stringify(texts.map((t) => {each})));
 """
-    (tmp_path / "engine.js").write_text(inpage.engine())
     done = subprocess.run([NODE, "-e", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
+
+
+def _run_engine(tmp_path, spec: dict, inputs: list[str]) -> list[dict]:
+    return _in_node(tmp_path, spec, inputs, "a.translate(m, t)")
 
 
 @pytest.mark.parametrize("name", CONFIGS)
@@ -121,20 +127,8 @@ def test_the_page_prepares_typed_text_as_python_does(tmp_path, tokens, punctuati
     spec = inpage.spec(
         _model("luong-dot"), TASK.src_vocab, TASK.tgt_vocab, tokens=tokens, punctuation=punctuation
     )
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    (tmp_path / "inputs.json").write_text(json.dumps(TYPED))
-    (tmp_path / "engine.js").write_text(inpage.engine())
-    script = f"""
-globalThis.window = globalThis;
-const fs = require("fs");
-require({json.dumps(str(tmp_path / "engine.js"))});
-const spec = JSON.parse(fs.readFileSync("spec.json", "utf8"));
-const texts = JSON.parse(fs.readFileSync("inputs.json", "utf8"));
-console.log(JSON.stringify(texts.map((t) => window.attnlibInpage.prepare(spec, t))));
-"""
-    done = subprocess.run([NODE, "-e", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    for text, page in zip(TYPED, json.loads(done.stdout), strict=True):
+    prepared = _in_node(tmp_path, spec, TYPED, "a.prepare(spec, t)")
+    for text, page in zip(TYPED, prepared, strict=True):
         tokens_py, cut = inpage.prepare(spec, text)
         assert (page["tokens"], page["cut"]) == (tokens_py, cut), text
     assert inpage.prepare(spec, "Is the Man strong?")[0][0] in ("i", "is")  # lower-cased
@@ -142,20 +136,7 @@ console.log(JSON.stringify(texts.map((t) => window.attnlibInpage.prepare(spec, t
 
 
 def _notes(tmp_path, spec: dict, texts: list[str]) -> list[list[str]]:
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    (tmp_path / "inputs.json").write_text(json.dumps(texts))
-    (tmp_path / "engine.js").write_text(inpage.engine())
-    script = f"""
-globalThis.window = globalThis;
-const fs = require("fs");
-require({json.dumps(str(tmp_path / "engine.js"))});
-const a = window.attnlibInpage, m = a.load(JSON.parse(fs.readFileSync("spec.json", "utf8")));
-const texts = JSON.parse(fs.readFileSync("inputs.json", "utf8"));
-console.log(JSON.stringify(texts.map((t) => a.notes(m, t, a.translate(m, t)))));
-"""
-    done = subprocess.run([NODE, "-e", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
+    return _in_node(tmp_path, spec, texts, "a.notes(m, t, a.translate(m, t))")
 
 
 def test_the_page_says_in_words_what_it_could_not_read(tmp_path):
