@@ -162,16 +162,19 @@ class Edition:
         content = match[1]
         explicit = re.fullmatch(r"(.*?)\s*<([^>]+)>", content, re.S)
         title, target = (explicit[1], explicit[2]) if explicit else (None, content)
-        page = str((Path(self.page).parent / target).as_posix())
-        page = re.sub(r"[^/]+/\.\./", "", page).lstrip("./")
+        page = self.page_of(target)
         return f"[{title or self.title_of(page)}]({self.url(page)})"
+
+    def page_of(self, target: str) -> str:
+        """The book page a target relative to this page names: "../notation" from a chapter -> "notation"."""
+        page = (Path(self.page).parent / target).as_posix()
+        return re.sub(r"[^/]+/\.\./", "", page).lstrip("./")
 
     def link(self, match: re.Match) -> str:
         """A relative link to a page of the book becomes its website address (Colab has no such file)."""
         if ABSOLUTE.match(match["src"]):
             return match[0]
-        page = (Path(self.page).parent / match["src"]).with_suffix("").as_posix()
-        page = re.sub(r"[^/]+/\.\./", "", page).lstrip("./")
+        page = self.page_of(Path(match["src"]).with_suffix("").as_posix())
         if not any((ROOT / f"{page}{suffix}").exists() for suffix in (".ipynb", ".md")):
             raise KeyError(f"{self.page}: the link {match[0]!r} names {page!r}, which is no page of the book")
         return f"[{match['text']}]({self.url(page, match['anchor'] or '')})"
