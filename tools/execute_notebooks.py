@@ -22,7 +22,7 @@ import colab_edition
 import nbformat
 import numeric_env
 from nbclient import NotebookClient
-from notebooks import ROOT, course_notebooks
+from notebooks import ROOT, course_notebooks, joined_streams
 from sync_setup_cell import sync
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -60,7 +60,7 @@ def execute(path: Path) -> float:
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
-    nb = stable_widget_ids(nb, path.stem)
+    nb = joined_streams(stable_widget_ids(nb, path.stem))
     for cell in nb.cells:  # execution counts start at 1 on every run anyway; keep them
         cell.get("metadata", {}).pop("execution", None)
     nbformat.write(nb, path)

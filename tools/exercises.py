@@ -32,7 +32,7 @@ import nbformat
 import numeric_env
 import yaml
 from nbclient import NotebookClient
-from notebooks import ROOT, SETUP_TAGS, setup_cell_source
+from notebooks import ROOT, SETUP_TAGS, joined_streams, setup_cell_source
 
 SOURCE_DIR = ROOT / "exercises" / "source"
 LEARNER_DIR = ROOT / "exercises"
@@ -447,7 +447,7 @@ def execute(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
     for cell in nb.cells:
         cell.get("metadata", {}).pop("execution", None)
     nb.metadata["language_info"] = {"name": "python"}  # no interpreter version: the file stays the same
-    return nb
+    return joined_streams(nb)
 
 
 def public_tests_json(ex: ExerciseSet) -> str:

@@ -107,3 +107,28 @@ def evidence_metadata(cell) -> dict:
 
 def evidence_in_sync(nb: nbformat.NotebookNode) -> bool:
     return all(cell.metadata == evidence_metadata(cell) for cell in nb.cells if is_evidence(cell))
+
+
+def joined_streams(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Join each run of consecutive outputs of one stream (stdout, stderr) into one output, in place.
+
+    How a cell's prints are cut into stream outputs depends on when the kernel flushed them, so two runs of
+    the same notebook could store different outputs; joined, the stored file depends only on the text
+    printed (nbval joins them the same way before comparing).
+    """
+    for cell in nb.cells:
+        joined = []
+        for output in cell.get("outputs", []):
+            previous = joined[-1] if joined else None
+            if (
+                output.get("output_type") == "stream"
+                and previous is not None
+                and previous.get("output_type") == "stream"
+                and previous.get("name") == output.get("name")
+            ):
+                previous["text"] = "".join(previous["text"]) + "".join(output["text"])
+            else:
+                joined.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = joined
+    return nb
