@@ -57,7 +57,8 @@ if [ "$tier" = fast ]; then
     "${pytest[@]}" tests -m "not slow"
 else
     echo "test: pytest (every test, and every notebook against its stored outputs)"
-    "${pytest[@]}" tests chapters exercises "$nbval" \
+    # --durations: where the time goes (issue 31), printed with every run
+    "${pytest[@]}" tests chapters exercises "$nbval" --durations=30 \
         --nbval-sanitize-with tools/nbval-sanitize.cfg --nbval-cell-timeout=600
 fi
 echo "test: $tier tier passed in $((SECONDS - start)) s after set-up"
