@@ -110,3 +110,16 @@ def test_a_javascript_error_on_a_page_is_caught(site, browser):
     finally:
         page.unlink()
     assert any("deliberate" in line for line in _javascript_errors(console)), console[-2000:]
+
+
+ICON = re.compile(r'<link rel="icon" href="([^"]+)"')
+
+
+@pytest.mark.parametrize("page", _toc_pages())
+def test_page_names_an_icon_that_the_site_holds(site, page):
+    """Without an icon link, a browser asks the server for /favicon.ico and logs a 404 on the first visit."""
+    html = (site / f"{page}.html").read_text()
+    found = ICON.search(html)
+    assert found, f"{page}: no <link rel=icon>"
+    icon = (site / f"{page}.html").parent / found[1]
+    assert icon.resolve().is_file(), f"{page}: {found[1]} is missing"
