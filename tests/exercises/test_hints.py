@@ -1,24 +1,44 @@
-"""Hints in tiers (issue 18): every auto-graded question helps a stuck learner one step at a time.
+"""Hints in tiers (issues 18 and 27): every auto-graded question helps a stuck learner one step at a time,
+and no tier hands over the answer.
 
 A question's hints are the `<details>` blocks of its Markdown cells, in order. The tiers are numbered
-("Hint 1: the concept", "Hint 2: the shapes" or "where to look", ...) and the last one, and only the last,
-says "spoiler" in its summary: only that tier may show code (a fenced block, or an inline span that
-`test_messages.code_in` reads as code; a bare dotted name such as `attnlib.local.local_p` is a reference,
-not code). A learner who opens Hint 1 learns the idea and still writes the code.
+("Hint 1: the concept", "Hint 2: the shapes" or "where to look", "Hint 3: the key step"). Only the last
+tier may show code (a fenced block, or an inline span that `test_messages.code_in` reads as code; a bare
+dotted name such as `attnlib.local.local_p` is a reference, not code), only it may say "spoiler", and its
+summary does not promise "the code", "the fix", "the solution" or "the answer". A learner who opens Hint 1
+learns the idea and still writes the code; one who opens the last learns the step they missed and still
+writes the rest:
+- no hint holds more than two lines of code (each non-blank line of a fenced block that is not a comment, each
+  inline code span, one more for every `;`);
+- no hint's code reproduces a solution of its question: the hint's code and each `# BEGIN SOLUTION` block of
+  the question are normalised (`code_runs.normalised`: renaming the variables hides nothing), and a hint whose
+  longest common run with a block covers at least half of the block's tokens, and at least 6 of them (about
+  half a line), reproduces it; so does a hint that holds the whole of a block shorter than that (set 3 q1's
+  `return H @ s`, four tokens: a one-line answer is not given even in part by code).
+The controls are the last tiers that were the complete solutions before issue 27, kept verbatim in
+fixtures/spoiler_hints/ (set 3's four), each caught.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 import nbformat
 import pytest
-from exercise_helpers import SETS, exercises
+from code_runs import longest_common_run, normalised, solution_blocks
+from exercise_helpers import FIXTURES, SETS, exercises
 from test_messages import code_in
 
 DETAILS = re.compile(r"<details>\s*<summary>(.*?)</summary>(.*?)</details>", re.S)
+FENCED = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 DOTTED_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+PROMISES_THE_ANSWER = re.compile(r"\bthe (code|fix|solution|answer)\b", re.I)
+MAX_CODE_LINES = 2
+MIN_RUN = 6  # tokens: about half a line of code
+MIN_SHARE = 0.5  # of a solution block's tokens
+OLD_SPOILERS = FIXTURES / "spoiler_hints"
 
 
 def question_hints(master) -> dict[str, list[tuple[str, str]]]:
@@ -49,6 +69,37 @@ def shows_code(body: str) -> list[str]:
     return fenced + spans
 
 
+def code_pieces(body: str) -> list[str]:
+    """The code a hint shows: its fenced blocks, then its inline spans that read as code."""
+    fenced = FENCED.findall(body)
+    spans = [
+        span for span in INLINE.findall(FENCED.sub("", body)) if not DOTTED_NAME.match(span) and code_in(span)
+    ]
+    return fenced + spans
+
+
+def code_lines(body: str) -> int:
+    """Lines of code in a hint: non-blank, non-comment lines of its code, one more for every `;`."""
+    lines = [line for piece in code_pieces(body) for line in piece.splitlines()]
+    return sum(1 + line.count(";") for line in lines if line.strip() and not line.strip().startswith("#"))
+
+
+def reproduces(hint: list[str], block: list[str]) -> bool:
+    """Whether normalised hint code reproduces a normalised solution block (see the module's docstring)."""
+    run = longest_common_run(hint, block)
+    return bool(block) and (run == len(block) or (run >= MIN_RUN and run >= MIN_SHARE * len(block)))
+
+
+def reproduced_blocks(body: str, blocks: list[str]) -> list[str]:
+    """'block i: run of n tokens' for every solution block the hint's code reproduces."""
+    hint = normalised("\n".join(code_pieces(body)))
+    found = []
+    for i, block in enumerate(normalised(b) for b in blocks):
+        if reproduces(hint, block):
+            found.append(f"block {i}: a run of {longest_common_run(hint, block)} of its {len(block)} tokens")
+    return found
+
+
 def problems(master) -> list[str]:
     found = []
     for question, tiers in question_hints(master).items():
@@ -61,18 +112,82 @@ def problems(master) -> list[str]:
         numbered = [re.match(rf"Hint {i}\b", s) is not None for i, s in enumerate(summaries, 1)]
         if not all(numbered):
             found.append(f"{question}: the hints must be numbered Hint 1, Hint 2, ... in order: {summaries}")
-        spoilers = [i for i, s in enumerate(summaries) if "spoiler" in s.lower()]
-        if spoilers != [len(tiers) - 1]:
-            found.append(f"{question}: only the last hint is the spoiler: {summaries}")
+        if any("spoiler" in s.lower() for s in summaries[:-1]):
+            found.append(f"{question}: only the last hint may be a spoiler: {summaries}")
+        if PROMISES_THE_ANSWER.search(summaries[-1]):
+            found.append(f"{question}: the last hint gives the key step, not the answer: {summaries[-1]!r}")
         for summary, body in tiers[:-1]:
             if shows_code(body):
-                found.append(f"{question}: {summary!r} shows code before the spoiler: {shows_code(body)}")
+                found.append(f"{question}: {summary!r} shows code before the last tier: {shows_code(body)}")
     return found
+
+
+def too_much_code(master) -> list[str]:
+    return [
+        f"{question}: {summary!r} holds {code_lines(body)} lines of code (at most {MAX_CODE_LINES})"
+        for question, tiers in question_hints(master).items()
+        for summary, body in tiers
+        if code_lines(body) > MAX_CODE_LINES
+    ]
+
+
+def copied_solutions(master) -> list[str]:
+    blocks = solution_blocks(master)
+    return [
+        f"{question}: {summary!r} reproduces {found}"
+        for question, tiers in question_hints(master).items()
+        for summary, body in tiers
+        if (found := reproduced_blocks(body, blocks.get(question, [])))
+    ]
 
 
 @pytest.mark.parametrize("name", SETS)
 def test_every_graded_question_has_hints_in_tiers(name):
     assert problems(exercises.SOURCE_DIR / f"{name}.ipynb") == []
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_no_hint_holds_more_than_two_lines_of_code(name):
+    assert too_much_code(exercises.SOURCE_DIR / f"{name}.ipynb") == []
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_no_hint_reproduces_a_solution_of_its_question(name):
+    master = exercises.SOURCE_DIR / f"{name}.ipynb"
+    assert solution_blocks(master), f"{name}: no solution block found (the parser no longer reads the master)"
+    assert copied_solutions(master) == []
+
+
+def _old_spoilers() -> list[tuple[str, str, str]]:
+    """(set, question, body) of every last tier kept from before issue 27."""
+    return [
+        (path.stem, question, tier["body"])
+        for path in sorted(OLD_SPOILERS.glob("*.json"))
+        for question, tier in json.loads(path.read_text()).items()
+    ]
+
+
+@pytest.mark.parametrize(("name", "question", "body"), _old_spoilers(), ids=lambda x: str(x)[:24])
+def test_control_the_old_complete_solutions_are_caught(name, question, body):
+    blocks = solution_blocks(exercises.SOURCE_DIR / f"{name}.ipynb")[question]
+    assert code_lines(body) > MAX_CODE_LINES or reproduced_blocks(body, blocks)
+
+
+def test_control_a_one_line_answer_is_caught_by_its_tokens():
+    # set 3 q1's old last tier, `return H @ s`: one line, so only rule (b) can catch it
+    body = json.loads((OLD_SPOILERS / "03_dot_product_attention.json").read_text())["q1"]["body"]
+    assert code_lines(body) == 1
+    blocks = solution_blocks(exercises.SOURCE_DIR / "03_dot_product_attention.ipynb")["q1"]
+    assert reproduced_blocks(body, blocks)
+
+
+def test_control_renaming_hides_no_copy_and_a_different_line_is_not_one():
+    block = (
+        "scores = queries @ H.transpose(-2, -1)\nweights = masked_softmax(scores, mask)\nreturn weights @ H"
+    )
+    renamed = "`e = q @ K.transpose(-2, -1)`, then `a = masked_softmax(e, m)` and `return a @ K`"
+    assert reproduced_blocks(renamed, [block])
+    assert not reproduced_blocks("`scores.transpose(-2, -1)` swaps the last two dims", [block])
 
 
 def _master(tmp_path, hint_cells: list[str]):
@@ -100,12 +215,16 @@ GOOD = [
         "Hint 1: the concept", "The weights are a softmax over the source positions; see `attnlib.attend`."
     ),
     _tier("Hint 2: the shapes", "Scores (B, T, S), mask (B, S): broadcast the mask over T."),
-    _tier("Hint 3 (spoiler): the code", "```python\nalpha = torch.softmax(e, dim=-1)\n```"),
+    _tier(
+        "Hint 3: the key step",
+        "Normalise over the last axis: ```python\nalpha = torch.softmax(e, dim=-1)\n```",
+    ),
 ]
 
 
-def test_three_tiers_with_code_only_in_the_spoiler_pass(tmp_path):
+def test_three_tiers_with_code_only_in_the_last_pass(tmp_path):
     assert problems(_master(tmp_path, GOOD)) == []
+    assert too_much_code(_master(tmp_path, GOOD)) == []
     assert list(question_hints(_master(tmp_path, GOOD))) == ["q1"]  # written answers have no hint tiers
 
 
@@ -115,9 +234,29 @@ def test_three_tiers_with_code_only_in_the_spoiler_pass(tmp_path):
         (GOOD[:2], "at least 3 tiers"),
         ([GOOD[1], GOOD[0], GOOD[2]], "numbered"),
         ([GOOD[0], _tier("Hint 2 (spoiler)", "x"), GOOD[2]], "only the last hint"),
+        ([*GOOD[:2], _tier("Hint 3 (spoiler): the code", "x")], "not the answer"),
         ([GOOD[0], _tier("Hint 2: the shapes", "Use `e.masked_fill(~mask, 0)`."), GOOD[2]], "shows code"),
         ([_tier("Hint 1: the concept", "```python\nx\n```"), *GOOD[1:]], "fenced code block"),
     ],
 )
 def test_missing_tiers_or_early_code_are_found(tmp_path, cells, complaint):
     assert any(complaint in p for p in problems(_master(tmp_path, cells)))
+
+
+@pytest.mark.parametrize(
+    ("body", "lines"),
+    [
+        ("```python\na = 1\n\n# a comment\nb = 2\n```", 2),
+        ("```python\na = 1\nb = 2\nc = 3\n```", 3),
+        ("`a = x @ y`, then `b = a.sum()` and `c = b.T`", 3),
+        ("`a = x.sum(); b = a.T; c = a @ b`", 3),
+        ("shapes `(B, T, S)` and a name `attnlib.masked_softmax` are no code", 0),
+    ],
+)
+def test_lines_of_code_are_counted_in_blocks_spans_and_statements(body, lines):
+    assert code_lines(body) == lines
+
+
+def test_a_last_tier_of_three_lines_of_code_is_too_much(tmp_path):
+    long = _tier("Hint 3: the key step", "```python\na = 1\nb = 2\nc = 3\n```")
+    assert too_much_code(_master(tmp_path, [*GOOD[:2], long]))
