@@ -5,7 +5,7 @@ label of the call, never the test's code. Those texts must not hand over the ans
 `torch.softmax(e, dim=-1)`, `X @ W.T` or `e[:, 0]` are spoilers, while maths (W s_{t-1}, softmax over
 the source positions), shapes ((B, T, S)), words (the last dimension) and the names of the learner's
 own functions and arguments (`scores_from_projections(s_prev, UH, W, v)`) are allowed. Code belongs only
-in a question's third hint tier, in the learner's Markdown, marked as a spoiler.
+in a question's last hint tier, in the learner's Markdown, at most two lines of it (test_hints.py).
 
 Which string literals count (read with `ast` from every test cell of every master: shared helper cells, public
 and hidden cases): EVERY string constant, and every f-string (its literal parts joined, each replacement field
@@ -239,7 +239,7 @@ def test_no_code_in_test_messages(name):
     problems = coded_messages(exercises.SOURCE_DIR / f"{name}.ipynb")
     assert not problems, (
         f"{len(problems)} test message(s) of {name} show code; say it in words and maths "
-        "(code only in the spoiler hint of the question's Markdown):\n" + "\n".join(problems)
+        "(code only in the last hint tier of the question's Markdown):\n" + "\n".join(problems)
     )
 
 
