@@ -10,11 +10,12 @@ learns the idea and still writes the code; one who opens the last learns the ste
 writes the rest:
 - no hint holds more than two lines of code (each non-blank line of a fenced block that is not a comment, each
   inline code span, one more for every `;`);
-- no hint's code reproduces a solution of its question: the hint's code and each `# BEGIN SOLUTION` block of
-  the question are normalised (`code_runs.normalised`: renaming the variables hides nothing), and a hint whose
-  longest common run with a block covers at least half of the block's tokens, and at least 6 of them (about
-  half a line), reproduces it; so does a hint that holds the whole of a block shorter than that (set 3 q1's
-  `return H @ s`, four tokens: a one-line answer is not given even in part by code).
+- no hint's code reproduces a solution of its question: the hint's code (here every inline span but a bare
+  name) and each `# BEGIN SOLUTION` block of the question are normalised (`code_runs.normalised`: renaming the
+  variables hides nothing), and a hint whose longest common run with a block covers at least half of the
+  block's tokens, and at least 6 of them (about half a line), reproduces it; so does a hint that holds the
+  whole of a block shorter than that (set 3 q1's `return H @ s`, four tokens: a one-line answer is not given
+  even in part by code).
 The controls are the last tiers that were the complete solutions before issue 27, kept verbatim in
 fixtures/spoiler_hints/ (set 3's four), each caught.
 """
@@ -69,13 +70,12 @@ def shows_code(body: str) -> list[str]:
     return fenced + spans
 
 
-def code_pieces(body: str) -> list[str]:
-    """The code a hint shows: its fenced blocks, then its inline spans that read as code."""
-    fenced = FENCED.findall(body)
-    spans = [
-        span for span in INLINE.findall(FENCED.sub("", body)) if not DOTTED_NAME.match(span) and code_in(span)
-    ]
-    return fenced + spans
+def code_pieces(body: str, every_span: bool = False) -> list[str]:
+    """The code a hint shows: its fenced blocks, then its inline spans that read as code (with `every_span`,
+    every inline span but a bare name: what is compared with the solutions, where a span that `code_in` does
+    not read as code, `return softmax(e)`, still counts)."""
+    spans = [span for span in INLINE.findall(FENCED.sub("", body)) if not DOTTED_NAME.match(span)]
+    return FENCED.findall(body) + [span for span in spans if every_span or code_in(span)]
 
 
 def code_lines(body: str) -> int:
@@ -92,7 +92,7 @@ def reproduces(hint: list[str], block: list[str]) -> bool:
 
 def reproduced_blocks(body: str, blocks: list[str]) -> list[str]:
     """'block i: run of n tokens' for every solution block the hint's code reproduces."""
-    hint = normalised("\n".join(code_pieces(body)))
+    hint = normalised("\n".join(code_pieces(body, every_span=True)))
     found = []
     for i, block in enumerate(normalised(b) for b in blocks):
         if reproduces(hint, block):
@@ -188,6 +188,11 @@ def test_control_renaming_hides_no_copy_and_a_different_line_is_not_one():
     renamed = "`e = q @ K.transpose(-2, -1)`, then `a = masked_softmax(e, m)` and `return a @ K`"
     assert reproduced_blocks(renamed, [block])
     assert not reproduced_blocks("`scores.transpose(-2, -1)` swaps the last two dims", [block])
+
+
+def test_control_a_span_that_does_not_read_as_code_is_still_compared():
+    assert code_lines("`return softmax(e)`") == 0  # not code to `code_in`: no torch name, method or operator
+    assert reproduced_blocks("`return softmax(e)`", ["return softmax(scores)"])
 
 
 def _master(tmp_path, hint_cells: list[str]):
