@@ -322,26 +322,22 @@ SETS = {
             (
                 "reaches_chunked_additive",
                 "q1 and q2 compute the additive scores with attnlib.chunked_additive's hidden states (through "
-                "reload, gc and a fresh execution of its file) and the decoder's weights with its fused "
-                "additive attention",
+                "reload, gc and a fresh execution of its file) and q2 the masked weights with its fused "
+                "additive attention's softmax",
                 {
-                    "q1": ROADS + "\ndef additive_scores(s_prev, H, W, U, v):\n"
-                    "    hidden = _first_working('attnlib.chunked_additive._hidden', (s_prev @ W.T)[:, None], H @ U.T)\n"
-                    "    return (hidden @ v)[:, 0]",
+                    "q1": ROADS + "\ndef scores_from_projections(queries, UH, W, v):\n"
+                    "    return _first_working('attnlib.chunked_additive._hidden', queries @ W.T, UH) @ v",
                     "q2": "import attnlib.chunked_additive as fast_additive\n\n\n"
-                    "def scores_from_projections(s_prev, UH, W, v):\n"
-                    "    return (fast_additive._hidden((s_prev @ W.T)[:, None], UH) @ v)[:, 0]\n\n\n"
-                    "def bahdanau_loop(s0, H, W, U, v, R, C, steps):\n"
-                    "    UH = H @ U.T\n"
-                    "    s, weights, states = s0, [], []\n"
-                    "    for _ in range(steps):\n"
-                    "        context, alpha = fast_additive.additive_attend_from_projections((s @ W.T)[:, None], UH, v, H)\n"
-                    "        s = torch.tanh(s @ R.T + context[:, 0] @ C.T)\n"
-                    "        weights.append(alpha[:, 0])\n"
-                    "        states.append(s)\n"
-                    "    return torch.stack(weights, 1), torch.stack(states, 1)",
+                    "def batch_alignment(scores, H, src_mask, tgt_mask):\n"
+                    "    if not bool(src_mask.any(dim=-1).all()):\n"
+                    "        raise ValueError('src_mask: a sentence has no real source position')\n"
+                    "    keep = tgt_mask[:, :, None] & src_mask[:, None, :]\n"
+                    "    e = scores.masked_fill(~keep, -1e30)\n"
+                    "    m = e.amax(dim=-1, keepdim=True)\n"
+                    "    weights = fast_additive._weights(e, m, (torch.exp(e - m) * keep).sum(-1, keepdim=True), keep)\n"
+                    "    return weights, weights @ H",
                 },
-                {"q1": 0, "q2": 0, "q5": 0},  # q5 decodes with q2's scores
+                {"q1": 0, "q2": 0, "q5": 0},  # q5 decodes with q1's scores
             ),
         ],
         "trust": [
