@@ -353,15 +353,17 @@ def specific(set_name: str) -> dict[str, dict]:
             "    return weights @ H, weights",
         ),
         "09": (
-            "the causal mask by torch.nn.Transformer.generate_square_subsequent_mask, on no set's list",
-            {"causal_mask"},
-            "import torch\n\ndef causal_mask(T):\n"
-            "    return torch.nn.Transformer.generate_square_subsequent_mask(T) == 0",
+            "the window cut from the causal mask of torch.nn.Transformer.generate_square_subsequent_mask (switched "
+            "off with the causal mask)",
+            {"window_mask", "padded_window_mask"},
+            "import torch\n\ndef window_mask(T, w):\n"
+            "    causal = torch.nn.Transformer.generate_square_subsequent_mask(T) == 0\n"
+            "    return causal & ~causal.tril(-w)",
         ),
     }
-    # set 9's hidden_notebook_gaps calls causal_mask inside a try: the learner's own mask is a second reference
-    # beside attnlib's, and with the notebook's values (the solution's) the case passes without it
-    tolerant = {"09": ("hidden_notebook_gaps",)}
+    # cases that call a broken function inside a try and pass without it (set 9's calls of causal_mask did,
+    # before its question 1 asked for a window instead): none now
+    tolerant: dict[str, tuple[str, ...]] = {}
     if number in road:
         description, broken, code = road[number]
         add("road", "road", description, broken, after=[code], passing=tolerant.get(number, ()))
@@ -451,7 +453,7 @@ def specific(set_name: str) -> dict[str, dict]:
             [
                 (
                     "q1",
-                    "self_attention",
+                    "padded_window_mask",
                     "def self_attention(X, W_q, W_k, W_v, mask=None):\n"
                     "    T = X.shape[-2]\n"
                     "    return X.clone(), torch.full((*X.shape[:-1], T), 1.0 / T, dtype=X.dtype)",

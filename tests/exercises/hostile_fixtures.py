@@ -522,12 +522,16 @@ SETS = {
             ),
             (
                 "reaches_the_transformer_package",
-                "q1's causal_mask is attnlib.transformer's shifted_causal_mask(T, 0), its self_attention "
-                "cross_attention(X, X, ...); q2 runs attnlib.transformer.MultiHeadAttention and an EncoderBlock",
+                "q1's window is cut from attnlib.transformer's shifted_causal_mask(T, 0), and the given "
+                "self_attention is replaced by cross_attention(X, X, ...); q2 runs "
+                "attnlib.transformer.MultiHeadAttention and an EncoderBlock",
                 {
                     "q1": "from attnlib import transformer\n\n\n"
-                    "def causal_mask(T):\n"
-                    "    return transformer.blocks.shifted_causal_mask(T, 0)\n\n\n"
+                    "def window_mask(T, w):\n"
+                    "    causal = transformer.blocks.shifted_causal_mask(T, 0)\n"
+                    "    return causal & ~causal.tril(-w)\n\n\n"
+                    "def padded_window_mask(lengths, T, w):\n"
+                    "    return window_mask(T, w) & left_padding_mask(lengths, T)[:, None, :]\n\n\n"
                     "def self_attention(X, W_q, W_k, W_v, mask=None):\n"
                     "    return transformer.attention.cross_attention(X, X, W_q, W_k, W_v, mask)",
                     "q2": "import torch\nfrom attnlib import transformer\n\n\n"
@@ -556,12 +560,16 @@ SETS = {
         "trust": [
             (
                 "stateful_self_attention_forges_the_q4_reference",
-                "q1's self_attention answers every second call with 0.7 and q4's gaps are 0.7: the old tests used "
-                "the learner's self_attention as q4's reference and gave q4 full marks",
+                "the given self_attention is replaced by one that answers every second call with 0.7 and q4's "
+                "gaps are 0.7: the old tests used the learner's self_attention as q4's reference and gave q4 full "
+                "marks",
                 {
                     "q1": "_calls = [0]\n\n\n"
-                    "def causal_mask(T):\n"
-                    "    return torch.ones(T, T).tril().bool()\n\n\n"
+                    "def window_mask(T, w):\n"
+                    "    offset = torch.arange(T)[:, None] - torch.arange(T)[None, :]\n"
+                    "    return (offset >= 0) & (offset < w)\n\n\n"
+                    "def padded_window_mask(lengths, T, w):\n"
+                    "    return window_mask(T, w) & left_padding_mask(lengths, T)[:, None, :]\n\n\n"
                     "def self_attention(X, W_q, W_k, W_v, mask=None):\n"
                     "    _calls[0] += 1\n"
                     "    out = torch.zeros(*X.shape[:-1], W_v.shape[0], dtype=X.dtype) + (0.7 if _calls[0] % 2 == 0 else 0.0)\n"
@@ -570,7 +578,7 @@ SETS = {
                     "    return 0.0 if P is None and mask is None else 0.7\n\n\n"
                     "gap_plain = 0.0\ngap_positions = 0.7\ngap_causal = 0.7\nverb_change_plain = 0.0\nverb_change_positions = 0.7",
                 },
-                {"q1": 0.5, "q4": 0},  # causal_mask is right
+                {"q4": 0},  # q1's masks are right
             ),
             (
                 "copies_the_public_tests_reference",
