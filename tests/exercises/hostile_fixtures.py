@@ -322,26 +322,22 @@ SETS = {
             (
                 "reaches_chunked_additive",
                 "q1 and q2 compute the additive scores with attnlib.chunked_additive's hidden states (through "
-                "reload, gc and a fresh execution of its file) and the decoder's weights with its fused "
-                "additive attention",
+                "reload, gc and a fresh execution of its file) and q2 the masked weights with its fused "
+                "additive attention's softmax",
                 {
-                    "q1": ROADS + "\ndef additive_scores(s_prev, H, W, U, v):\n"
-                    "    hidden = _first_working('attnlib.chunked_additive._hidden', (s_prev @ W.T)[:, None], H @ U.T)\n"
-                    "    return (hidden @ v)[:, 0]",
+                    "q1": ROADS + "\ndef scores_from_projections(queries, UH, W, v):\n"
+                    "    return _first_working('attnlib.chunked_additive._hidden', queries @ W.T, UH) @ v",
                     "q2": "import attnlib.chunked_additive as fast_additive\n\n\n"
-                    "def scores_from_projections(s_prev, UH, W, v):\n"
-                    "    return (fast_additive._hidden((s_prev @ W.T)[:, None], UH) @ v)[:, 0]\n\n\n"
-                    "def bahdanau_loop(s0, H, W, U, v, R, C, steps):\n"
-                    "    UH = H @ U.T\n"
-                    "    s, weights, states = s0, [], []\n"
-                    "    for _ in range(steps):\n"
-                    "        context, alpha = fast_additive.additive_attend_from_projections((s @ W.T)[:, None], UH, v, H)\n"
-                    "        s = torch.tanh(s @ R.T + context[:, 0] @ C.T)\n"
-                    "        weights.append(alpha[:, 0])\n"
-                    "        states.append(s)\n"
-                    "    return torch.stack(weights, 1), torch.stack(states, 1)",
+                    "def batch_alignment(scores, H, src_mask, tgt_mask):\n"
+                    "    if not bool(src_mask.any(dim=-1).all()):\n"
+                    "        raise ValueError('src_mask: a sentence has no real source position')\n"
+                    "    keep = tgt_mask[:, :, None] & src_mask[:, None, :]\n"
+                    "    e = scores.masked_fill(~keep, -1e30)\n"
+                    "    m = e.amax(dim=-1, keepdim=True)\n"
+                    "    weights = fast_additive._weights(e, m, (torch.exp(e - m) * keep).sum(-1, keepdim=True), keep)\n"
+                    "    return weights, weights @ H",
                 },
-                {"q1": 0, "q2": 0, "q5": 0},  # q5 decodes with q2's scores
+                {"q1": 0, "q2": 0, "q5": 0},  # q5 decodes with q1's scores
             ),
         ],
         "trust": [
@@ -526,12 +522,16 @@ SETS = {
             ),
             (
                 "reaches_the_transformer_package",
-                "q1's causal_mask is attnlib.transformer's shifted_causal_mask(T, 0), its self_attention "
-                "cross_attention(X, X, ...); q2 runs attnlib.transformer.MultiHeadAttention and an EncoderBlock",
+                "q1's window is cut from attnlib.transformer's shifted_causal_mask(T, 0), and the given "
+                "self_attention is replaced by cross_attention(X, X, ...); q2 runs "
+                "attnlib.transformer.MultiHeadAttention and an EncoderBlock",
                 {
                     "q1": "from attnlib import transformer\n\n\n"
-                    "def causal_mask(T):\n"
-                    "    return transformer.blocks.shifted_causal_mask(T, 0)\n\n\n"
+                    "def window_mask(T, w):\n"
+                    "    causal = transformer.blocks.shifted_causal_mask(T, 0)\n"
+                    "    return causal & ~causal.tril(-w)\n\n\n"
+                    "def padded_window_mask(lengths, T, w):\n"
+                    "    return window_mask(T, w) & left_padding_mask(lengths, T)[:, None, :]\n\n\n"
                     "def self_attention(X, W_q, W_k, W_v, mask=None):\n"
                     "    return transformer.attention.cross_attention(X, X, W_q, W_k, W_v, mask)",
                     "q2": "import torch\nfrom attnlib import transformer\n\n\n"
@@ -560,12 +560,16 @@ SETS = {
         "trust": [
             (
                 "stateful_self_attention_forges_the_q4_reference",
-                "q1's self_attention answers every second call with 0.7 and q4's gaps are 0.7: the old tests used "
-                "the learner's self_attention as q4's reference and gave q4 full marks",
+                "the given self_attention is replaced by one that answers every second call with 0.7 and q4's "
+                "gaps are 0.7: the old tests used the learner's self_attention as q4's reference and gave q4 full "
+                "marks",
                 {
                     "q1": "_calls = [0]\n\n\n"
-                    "def causal_mask(T):\n"
-                    "    return torch.ones(T, T).tril().bool()\n\n\n"
+                    "def window_mask(T, w):\n"
+                    "    offset = torch.arange(T)[:, None] - torch.arange(T)[None, :]\n"
+                    "    return (offset >= 0) & (offset < w)\n\n\n"
+                    "def padded_window_mask(lengths, T, w):\n"
+                    "    return window_mask(T, w) & left_padding_mask(lengths, T)[:, None, :]\n\n\n"
                     "def self_attention(X, W_q, W_k, W_v, mask=None):\n"
                     "    _calls[0] += 1\n"
                     "    out = torch.zeros(*X.shape[:-1], W_v.shape[0], dtype=X.dtype) + (0.7 if _calls[0] % 2 == 0 else 0.0)\n"
@@ -574,7 +578,7 @@ SETS = {
                     "    return 0.0 if P is None and mask is None else 0.7\n\n\n"
                     "gap_plain = 0.0\ngap_positions = 0.7\ngap_causal = 0.7\nverb_change_plain = 0.0\nverb_change_positions = 0.7",
                 },
-                {"q1": 0.5, "q4": 0},  # causal_mask is right
+                {"q4": 0},  # q1's masks are right
             ),
             (
                 "copies_the_public_tests_reference",
