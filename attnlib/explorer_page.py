@@ -1,8 +1,9 @@
 """The static half of ``attnlib.explorer``: an explorer's frames and the script that swaps them, as HTML.
 
 The output works on a page with no kernel and no network (the course's website, an exported notebook): the
-controls are drawn by the script, a move shows the precomputed frame of the nearest grid point, and the note
-under the figure says when a value snapped to it.
+controls are drawn by the script, and a range slider moves from frame to frame (the live kernel's slider moves
+in the finer ``step``), so that the readout is always the value of the figure shown. A value that still falls
+between frames shows the nearest frame, and the note under the figure says so.
 """
 
 from __future__ import annotations
@@ -55,11 +56,14 @@ SCRIPT = """function attnlibExplorer(root) {
       input = document.createElement("select");
       c.frames.forEach(function (o, i) { input.add(new Option(o, i)); });
     } else {
+      // A range moves from frame to frame: every value the reader can choose is one that has its figure (a
+      // finer step would show, at most positions, the figure of another value than the readout).
+      var last = c.frames.length - 1, between = last > 0 ? (c.frames[last] - c.frames[0]) / last : c.step;
       input = document.createElement("input");
       input.type = "range";
-      input.min = c.kind === "range" ? c.low : 0;
-      input.max = c.kind === "range" ? c.high : c.frames.length - 1;
-      input.step = c.kind === "range" ? c.step : 1;
+      input.min = c.kind === "range" ? c.frames[0] : 0;
+      input.max = c.kind === "range" ? c.frames[last] : last;
+      input.step = c.kind === "range" ? between : 1;
     }
     input.value = c.kind === "range" ? c.value : c.frames.indexOf(c.value);
     input.name = c.name;
