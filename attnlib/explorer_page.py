@@ -39,7 +39,10 @@ SCRIPT = """function attnlibExplorer(root) {
       if (range && Math.abs(c.frames[i] - v) > c.step * 1e-6) {
         snapped.push(c.label + " = " + fmt(c, v) + " is shown at " + fmt(c, c.frames[i]));
       }
-      if (c.kind !== "choice") readouts[k].textContent = fmt(c, v);
+      if (c.kind !== "choice") {
+        readouts[k].textContent = fmt(c, v);
+        inputs[k].setAttribute("aria-valuetext", fmt(c, v));  // a screen reader says the value, not its index
+      }
       index = index * c.frames.length + i;
     });
     img.src = "data:image/png;base64," + data.frames[index];
@@ -92,7 +95,7 @@ def html(controls: list[dict], frames: list[bytes], first: int) -> str:
         '<div class="attnlib-explorer-controls"></div>'
         f'<img class="attnlib-explorer-frame" alt="the figure for the values of the controls" '
         f'style="max-width:100%" src="data:image/png;base64,{encoded[first]}">'
-        f'<p class="attnlib-explorer-note" style="font-size:0.85em;color:#555">{note}</p>'
+        f'<p class="attnlib-explorer-note" aria-live="polite" style="font-size:0.85em">{note}</p>'
         f'<script type="application/json" class="attnlib-explorer-data">{payload}</script>'
         f"<script>{SCRIPT}\nattnlibExplorer(document.getElementById('attnlib-explorer-{key}'));</script>"
         "</div>"

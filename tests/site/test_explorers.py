@@ -38,7 +38,10 @@ DRIVER = """<script>(function () {
                   note: root.querySelector(".attnlib-explorer-note").textContent,
                   readouts: Array.prototype.map.call(
                     root.querySelectorAll(".attnlib-explorer-controls label > span"),
-                    function (span) { return span.textContent; })});
+                    function (span) { return span.textContent; }),
+                  spoken: Array.prototype.map.call(
+                    root.querySelectorAll(".attnlib-explorer-controls input"),
+                    function (input) { return input.getAttribute("aria-valuetext"); })});
   });
   var out = document.createElement("div");
   out.id = "attnlib-explorer-results";
@@ -106,6 +109,10 @@ def check(
         for want, got in zip(label, result["readouts"], strict=False):
             if want is not None and want != got:
                 problems.append(f"setting {i}: the readout says {got!r} under the figure of {want}")
+        sliders = [r for r in result["readouts"] if r]  # a menu has no readout; every slider has one
+        heard = result["spoken"]
+        if heard != sliders:
+            problems.append(f"setting {i}: a screen reader hears {heard}, the page shows {sliders}")
     if len({r["src"] for r in shown}) < 2:
         problems.append("the figure does not change when the controls move")
     return problems
