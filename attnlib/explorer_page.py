@@ -1,8 +1,9 @@
 """The static half of ``attnlib.explorer``: an explorer's frames and the script that swaps them, as HTML.
 
 The output works on a page with no kernel and no network (the course's website, an exported notebook): the
-controls are drawn by the script, a move shows the precomputed frame of the nearest grid point, and the note
-under the figure says when a value snapped to it.
+controls are drawn by the script, and a range slider moves from frame to frame (the live kernel's slider moves
+in the finer ``step``), so that the readout is always the value of the figure shown. A value that still falls
+between frames shows the nearest frame, and the note under the figure says so.
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ SCRIPT = """function attnlibExplorer(root) {
       if (range && Math.abs(c.frames[i] - v) > c.step * 1e-6) {
         snapped.push(c.label + " = " + fmt(c, v) + " is shown at " + fmt(c, c.frames[i]));
       }
-      if (c.kind !== "choice") readouts[k].textContent = fmt(c, v);
+      if (c.kind !== "choice") {
+        readouts[k].textContent = fmt(c, v);
+        inputs[k].setAttribute("aria-valuetext", fmt(c, v));  // a screen reader says the value, not its index
+      }
       index = index * c.frames.length + i;
     });
     img.src = "data:image/png;base64," + data.frames[index];
@@ -55,11 +59,14 @@ SCRIPT = """function attnlibExplorer(root) {
       input = document.createElement("select");
       c.frames.forEach(function (o, i) { input.add(new Option(o, i)); });
     } else {
+      // A range moves from frame to frame: every value the reader can choose is one that has its figure (a
+      // finer step would show, at most positions, the figure of another value than the readout).
+      var last = c.frames.length - 1, between = last > 0 ? (c.frames[last] - c.frames[0]) / last : c.step;
       input = document.createElement("input");
       input.type = "range";
-      input.min = c.kind === "range" ? c.low : 0;
-      input.max = c.kind === "range" ? c.high : c.frames.length - 1;
-      input.step = c.kind === "range" ? c.step : 1;
+      input.min = c.kind === "range" ? c.frames[0] : 0;
+      input.max = c.kind === "range" ? c.frames[last] : last;
+      input.step = c.kind === "range" ? between : 1;
     }
     input.value = c.kind === "range" ? c.value : c.frames.indexOf(c.value);
     input.name = c.name;
@@ -88,7 +95,7 @@ def html(controls: list[dict], frames: list[bytes], first: int) -> str:
         '<div class="attnlib-explorer-controls"></div>'
         f'<img class="attnlib-explorer-frame" alt="the figure for the values of the controls" '
         f'style="max-width:100%" src="data:image/png;base64,{encoded[first]}">'
-        f'<p class="attnlib-explorer-note" style="font-size:0.85em;color:#555">{note}</p>'
+        f'<p class="attnlib-explorer-note" aria-live="polite" style="font-size:0.85em">{note}</p>'
         f'<script type="application/json" class="attnlib-explorer-data">{payload}</script>'
         f"<script>{SCRIPT}\nattnlibExplorer(document.getElementById('attnlib-explorer-{key}'));</script>"
         "</div>"

@@ -35,7 +35,13 @@ DRIVER = """<script>(function () {
       input.dispatchEvent(new Event("input"));
     });
     results.push({src: root.querySelector(".attnlib-explorer-frame").src,
-                  note: root.querySelector(".attnlib-explorer-note").textContent});
+                  note: root.querySelector(".attnlib-explorer-note").textContent,
+                  readouts: Array.prototype.map.call(
+                    root.querySelectorAll(".attnlib-explorer-controls label > span"),
+                    function (span) { return span.textContent; }),
+                  spoken: Array.prototype.map.call(
+                    root.querySelectorAll(".attnlib-explorer-controls input"),
+                    function (input) { return input.getAttribute("aria-valuetext"); })});
   });
   var out = document.createElement("div");
   out.id = "attnlib-explorer-results";
@@ -66,7 +72,8 @@ def frame_index(controls: list[dict], values: dict) -> int:
 
 
 def settings(controls: list[dict]) -> list[dict]:
-    """Every control at its first frame, then at its last; then a range between two frames (a snap)."""
+    """Every control at its first frame, then at its last; then each range whose frames are coarser than its
+    step set between its first two frames (nearer the first), as a reader's finer slider would."""
     chosen = [{c["name"]: c["frames"][0] for c in controls}, {c["name"]: c["frames"][-1] for c in controls}]
     for c in controls:
         if (
@@ -74,34 +81,54 @@ def settings(controls: list[dict]) -> list[dict]:
             and len(c["frames"]) > 1
             and c["frames"][1] - c["frames"][0] > c["step"] * 1.5
         ):
-            chosen.append({**chosen[0], c["name"]: round(c["frames"][0] + c["step"], c["digits"])})
+            between = c["frames"][0] + 0.3 * (c["frames"][1] - c["frames"][0])
+            chosen.append({**chosen[0], c["name"]: round(between, c["digits"] + 2)})
     return chosen
 
 
-def check(shown: list[dict], expected: list[bytes], snapped: list[bool]) -> list[str]:
-    """The mismatches between what the page showed and the expected frames (empty when all agree)."""
+def readouts(controls: list[dict], values: dict) -> list[str | None]:
+    """What each range control's readout must say: the value of the frame shown (None: not a range)."""
+    return [
+        f"{nearest(c['frames'], values[c['name']]):.{c['digits']}f}" if c["kind"] == "range" else None
+        for c in controls
+    ]
+
+
+def check(
+    shown: list[dict], expected: list[bytes], labels: list[list[str | None]] | None = None
+) -> list[str]:
+    """The mismatches between what the page showed and the expected frames and readouts (empty when all
+    agree). The note must never say a value snapped: the sliders only stop on values that have a frame."""
     problems = []
-    for i, (result, frame, snap) in enumerate(zip(shown, expected, snapped, strict=True)):
+    labels = labels or [[] for _ in shown]
+    for i, (result, frame, label) in enumerate(zip(shown, expected, labels, strict=True)):
         if result["src"] != "data:image/png;base64," + base64.b64encode(frame).decode():
             problems.append(f"setting {i}: the page shows another figure than Python's")
-        if snap != result["note"].startswith("Snapped to the nearest precomputed value"):
+        if result["note"].startswith("Snapped to the nearest precomputed value"):
             problems.append(f"setting {i}: the note says {result['note']!r}")
+        for want, got in zip(label, result["readouts"], strict=False):
+            if want is not None and want != got:
+                problems.append(f"setting {i}: the readout says {got!r} under the figure of {want}")
+        sliders = [r for r in result["readouts"] if r]  # a menu has no readout; every slider has one
+        heard = result["spoken"]
+        if heard != sliders:
+            problems.append(f"setting {i}: a screen reader hears {heard}, the page shows {sliders}")
     if len({r["src"] for r in shown}) < 2:
         problems.append("the figure does not change when the controls move")
     return problems
 
 
 def explore_page(run_in_page, page: Path, html: str, payloads: list[dict]) -> list[str]:
-    plan, expected, snapped = [], [], []
+    plan, expected, labels = [], [], []
     for k, data in enumerate(payloads):
         for values in settings(data["controls"]):
             inputs = {c["name"]: control_input(c, values[c["name"]]) for c in data["controls"]}
             plan.append({"explorer": k, "inputs": inputs})
             expected.append(base64.b64decode(data["frames"][frame_index(data["controls"], values)]))
-            snapped.append(any(values[c["name"]] not in c["frames"] for c in data["controls"]))
+            labels.append(readouts(data["controls"], values))
     moved = move_controls(run_in_page, page, html, plan)
     assert moved["count"] == len(payloads), "the page and the notebook hold different explorers"
-    return check(moved["results"], expected, snapped)
+    return check(moved["results"], expected, labels)
 
 
 def draw(a: float, kind: str):
@@ -129,14 +156,46 @@ def test_a_static_explorer_shows_the_figure_python_draws_for_the_values_set(toy,
         {"explorer": 0, "inputs": {"a": v["a"], "kind": ["line", "square"].index(v["kind"])}} for v in tries
     ]
     moved = move_controls(run_in_page, tmp_path / "toy.html", _page(toy.static_html()), plan)
-    # drawn again here, not read from the page; 0.8 lies between the frames 0.75 and 1.0: it snaps to 0.75
+    # drawn again here, not read from the page; 0.8 lies between the frames 0.75 and 1.0: the slider stops on
+    # 0.75, and its readout says 0.75 under the figure of 0.75
     expected = [
         toy.frame(a=1.5, kind="square"),
         toy.frame(a=0.75, kind="line"),
         toy.frame(a=0.75, kind="line"),
     ]
-    assert check(moved["results"], expected, [False, False, True]) == []
-    assert "a = 0.80 is shown at 0.75" in moved["results"][2]["note"]
+    assert check(moved["results"], expected, [["1.50"], ["0.75"], ["0.75"]]) == []
+
+
+def test_the_readout_names_the_value_of_the_figure_shown_for_every_slider_position(
+    toy, run_in_page, tmp_path
+):
+    """Every position a reader can reach (0.5 to 1.5 in the page's steps) shows the frame its readout names:
+    with the live kernel's step of 0.05 on frames 0.25 apart, four positions in five showed another value."""
+    positions = [round(0.5 + 0.05 * i, 2) for i in range(21)]
+    plan = [{"explorer": 0, "inputs": {"a": a, "kind": 0}} for a in positions]
+    moved = move_controls(run_in_page, tmp_path / "positions.html", _page(toy.static_html()), plan)
+    for a, result in zip(positions, moved["results"], strict=True):
+        shown = float(result["readouts"][0])
+        assert (
+            result["src"]
+            == "data:image/png;base64," + base64.b64encode(toy.frame(a=shown, kind="line")).decode()
+        )
+        assert shown in (0.5, 0.75, 1.0, 1.25, 1.5), f"{a} reads {shown}, a value with no figure"
+
+
+def test_control_a_slider_that_stops_between_frames_is_caught(toy, run_in_page, tmp_path):
+    """Positive control: given the kernel's finer step again, the page reads 0.80 under 0.75's figure."""
+    html = toy.static_html().replace('input.step = c.kind === "range" ? between : 1;', "input.step = c.step;")
+    html = html.replace('input.min = c.kind === "range" ? c.frames[0] : 0;', "input.min = c.low;")
+    assert html != toy.static_html()
+    plan = [
+        {"explorer": 0, "inputs": {"a": 0.8, "kind": 0}},
+        {"explorer": 0, "inputs": {"a": 1.5, "kind": 0}},
+    ]
+    moved = move_controls(run_in_page, tmp_path / "fine.html", _page(html), plan)
+    expected = [toy.frame(a=0.75, kind="line"), toy.frame(a=1.5, kind="line")]
+    problems = check(moved["results"], expected, [["0.75"], ["1.50"]])
+    assert any("readout says '0.80'" in p for p in problems), problems
 
 
 def test_every_grid_point_of_a_static_explorer_shows_its_own_frame(toy, run_in_page, tmp_path):
@@ -150,7 +209,8 @@ def test_every_grid_point_of_a_static_explorer_shows_its_own_frame(toy, run_in_p
         for v in grid
     ]
     moved = move_controls(run_in_page, tmp_path / "grid.html", _page(toy.static_html()), plan)
-    assert check(moved["results"], [toy.frame(**v) for v in grid], [False] * len(grid)) == []
+    labels = [[f"{v['a']:.2f}"] for v in grid]
+    assert check(moved["results"], [toy.frame(**v) for v in grid], labels) == []
 
 
 def test_a_page_that_shows_the_wrong_frames_is_caught(toy, run_in_page, tmp_path):
