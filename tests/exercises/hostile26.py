@@ -570,7 +570,7 @@ def specific(set_name: str) -> dict[str, dict]:
         "01": "slope_task = 0.123\nk_thousandth = 7\nmeasured_k_thousandth = 9",
         "02": "acc_c = acc_c * 0 + 0.5\nworst_position = 3\nkept_by_c = [1]",
         "04": "year_mass = year_mass * 0 + 0.5\nyear_on_digit = 0.5",
-        "08": "n_correct = 3\ntrained_aer = 0.5\nleft_share = 0.5\ngold_crossing_share = 0.5",
+        "08": "trained_aer = 0.5\nleft_share = 0.5\ngold_crossing_share = 0.5",
         "09": "gap_positions = 0.5\ngap_causal = 0.5\nverb_change_positions = 0.5",
     }
     if number in leaks:
