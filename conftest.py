@@ -12,3 +12,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 import numeric_env  # noqa: E402
 
 numeric_env.apply()
+
+# The test command's schedule over the cores and its record of where the time goes (issue 31).
+pytest_plugins = ["pytest_schedule"]

@@ -9,7 +9,8 @@
 #
 # Everything runs under the course's numeric environment (tools/numeric_env.py): torch's AVX2 kernels, one
 # thread per process, no GPU. Test files run side by side, one per core (pytest-xdist), each notebook in
-# its own single-threaded kernel.
+# its own single-threaded kernel; tools/pytest_schedule.py groups each exercise set's tests on one worker (its
+# fixtures graded once) and hands out the costliest work first.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -57,8 +58,8 @@ if [ "$tier" = fast ]; then
     "${pytest[@]}" tests -m "not slow"
 else
     echo "test: pytest (every test, and every notebook against its stored outputs)"
-    # --durations: where the time goes (issue 31), printed with every run
-    "${pytest[@]}" tests chapters exercises "$nbval" --durations=30 \
+    # where the time goes (issue 31), printed with every run: the costliest units of work and tests
+    "${pytest[@]}" tests chapters exercises "$nbval" --scope-times=40 --durations=20 \
         --nbval-sanitize-with tools/nbval-sanitize.cfg --nbval-cell-timeout=600
 fi
 echo "test: $tier tier passed in $((SECONDS - start)) s after set-up"

@@ -11,7 +11,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from exercise_helpers import (  # noqa: E402
     GRADER_SECRET,
     ROOT,
-    SETS,
     exercises,
     fixture_file_name,
     fixture_files,
@@ -21,24 +20,41 @@ from exercise_helpers import (  # noqa: E402
 os.environ["ATTNLIB_TEST_GRADER_SECRET"] = GRADER_SECRET
 
 
+class _OnFirstUse(dict):
+    """A dict that computes a set's entry the first time a test asks for it (``make(name)``), then keeps it.
+
+    A worker computes only the sets its tests need: the course's scheduler (tools/pytest_schedule.py) sends
+    every test of one set to one worker, so each set is built and graded once per run, not once per worker.
+    """
+
+    def __init__(self, make):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, name: str):
+        self[name] = self.make(name)
+        return self[name]
+
+
 @pytest.fixture(scope="session")
 def built(tmp_path_factory) -> dict[str, Path]:
-    """The autograder bundle of every set, built into a temporary folder (not exercises/dist)."""
+    """The autograder bundle of each set, built on first use in a temporary folder (not exercises/dist)."""
     out = tmp_path_factory.mktemp("bundles")
-    bundles = {}
-    for name in SETS:
+
+    def build(name: str) -> Path:
         path = out / f"{name}.zip"
         path.write_bytes(exercises.autograder_zip(exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb")))
-        bundles[name] = path
-    return bundles
+        return path
+
+    return _OnFirstUse(build)
 
 
 @pytest.fixture(scope="session")
 def graded(built, tmp_path_factory) -> dict[str, dict]:
-    """Every set graded once: solutions, untouched learner notebook and every fixture, in one run each.
+    """Each set graded once, on first use: solutions, untouched learner notebook and all fixtures, in one run.
 
-    Returns {set: {"results": {label: SubmissionResult}, "out": folder, "fixtures": {name: spec},
-    "labels": {fixture: label}, "folder": submissions folder, "bundle": bundle path}}; a fixture's label is
+    ``graded[set]`` is {"results": {label: SubmissionResult}, "out": folder, "fixtures": {name: spec},
+    "labels": {fixture: label}, "folder": submissions folder, "bundle": bundle path}; a fixture's label is
     its stem unless it is submitted under a ``file_name`` of its own (report.label of that name).
     A fixture with "base": "untouched" starts from the learner notebook (its answers left `...`), so that
     any point it gets is unfair.
@@ -48,8 +64,7 @@ def graded(built, tmp_path_factory) -> dict[str, dict]:
     from attnlib_grader import report
     from attnlib_grader.grade import grade_folder
 
-    graded = {}
-    for name in SETS:
+    def grade(name: str) -> dict:
         folder = tmp_path_factory.mktemp(f"submissions-{name}")
         nbformat.write(exercises.submission(name), folder / "solutions.ipynb")
         nbformat.write(nbformat.read(ROOT / "exercises" / f"{name}.ipynb", 4), folder / "untouched.ipynb")
@@ -63,7 +78,7 @@ def graded(built, tmp_path_factory) -> dict[str, dict]:
         (folder / "not_a_notebook.ipynb").write_text("{ this is not json")
         out = tmp_path_factory.mktemp(f"results-{name}")
         results = grade_folder(built[name], folder, out, jobs=2, time_limit=10)
-        graded[name] = {
+        return {
             "results": {r.name: r for r in results},
             "out": out,
             "fixtures": specs,
@@ -71,4 +86,5 @@ def graded(built, tmp_path_factory) -> dict[str, dict]:
             "folder": folder,
             "bundle": built[name],
         }
-    return graded
+
+    return _OnFirstUse(grade)
