@@ -98,22 +98,7 @@ def test_the_page_model_gives_the_python_models_output_and_weights(site, run_in_
         assert row["text"].strip() or row["note"].startswith("The box is empty"), row
 
 
-CONTRAST = """
-const rgb = (s) => s.match(/[\\d.]+/g).map(Number);
-const linear = (c) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
-const lum = ([r, g, b]) => 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
-function background(el) {
-  for (let e = el; e; e = e.parentElement) {
-    const c = rgb(getComputedStyle(e).backgroundColor);
-    if (c.length < 4 || c[3] > 0) return c;
-  }
-  return [255, 255, 255];
-}
-function contrast(el) {
-  const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
-  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-}
-"""
+CONTRAST = (Path(__file__).parent / "contrast.js").read_text()
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_MODELS)

@@ -123,3 +123,30 @@ def test_page_names_an_icon_that_the_site_holds(site, page):
     assert found, f"{page}: no <link rel=icon>"
     icon = (site / f"{page}.html").parent / found[1]
     assert icon.resolve().is_file(), f"{page}: {found[1]} is missing"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_an_exercise_pages_check_results_are_readable_in_light_and_dark_mode(site, run_in_page, theme):
+    """The heading of each check's results, red in otter's own markup, reaches WCAG AA (4.5:1) on the output's
+    background; the control is that heading in otter's pure red, beside it on the same background."""
+    page = site / "exercises" / "03_dot_product_attention.html"
+    contrast = (Path(__file__).parent / "contrast.js").read_text()
+    script = f"""<script>{contrast}
+window.addEventListener("load", () => {{
+  document.documentElement.dataset.theme = "{theme}";
+  const headings = [...document.querySelectorAll('.cell_output strong[style*="color: red"]')];
+  const control = headings[0].cloneNode(true);
+  control.setAttribute("style", "color: red !important");
+  headings[0].parentElement.appendChild(control);
+  const out = document.createElement("div");
+  out.id = "contrast-result";
+  out.textContent = JSON.stringify({{headings: headings.map(contrast), control: contrast(control)}});
+  document.body.appendChild(out);
+}});
+</script>"""
+    copy = page.with_name("check_contrast_test.html")
+    result = run_in_page(copy, page.read_text(), script, "contrast-result")
+    assert len(result["headings"]) >= 5, result  # every question's check ran on the stored notebook
+    assert min(result["headings"]) >= 4.5, result
+    if theme == "light":
+        assert result["control"] < 4.5, result  # the measure sees otter's red fail on the same grey
