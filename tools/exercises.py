@@ -51,6 +51,12 @@ SOLUTION_LINE = re.compile(r"^(\s*)# (BEGIN|END) SOLUTION\s*$")
 # A find-the-bug question: a GIVEN block right after a solution block holds the buggy code, commented out in
 # the master; learners get it (uncommented) instead of `...`, the solutions notebook does not.
 GIVEN_LINE = re.compile(r"^(\s*)# (BEGIN|END) GIVEN\s*$")
+# A master cell with this tag is a predict-then-run cell: the learner writes a prediction, then runs it.
+PREDICT_TAG = "predict-then-run"
+# Learner cells whose outputs are not stored (the learner has not done the exercise yet, so what they print
+# would be the answer): the check cell of a find-the-bug question, which runs the public tests on the buggy
+# code as given, and every predict-then-run cell. nbval runs them and does not compare their outputs.
+WITHHELD = {"find_the_bug": "the check of a find-the-bug question", "predict": "a predict-then-run cell"}
 
 
 # What grader.check needs of otter-grader in Colab: otter without its dependencies (they would replace Colab's
@@ -94,6 +100,10 @@ class Question:
     hidden: list[str] = field(default_factory=list)
     # reference helper -> JSON table of its public calls (record_references); public files carry only these
     recorded: dict[str, str] = field(default_factory=dict)
+    # a find-the-bug question's ``find_the_bug: {names: [...]}``: the words that name its bug, which no
+    # message of its tests may show for the code as given (tests/exercises/test_find_the_bug.py); else None
+    find_the_bug: dict | None = None
+    has_given: bool = False  # the learner gets buggy code (a GIVEN block), not `...`
 
     def test_file(
         self, set_name: str, with_hidden: bool, exempt: dict | None = None, real_references: bool = False
@@ -344,8 +354,10 @@ def parse(master_path: Path) -> ExerciseSet:
         elif marker == "BEGIN QUESTION":
             question = Question(str(options["name"]), float(options["points"]), bool(options.get("manual")))
             question.rubric = options.get("rubric")
+            question.find_the_bug = options.get("find_the_bug")
             questions.append(question)
         elif marker == "END QUESTION":
+            _check_find_the_bug(question, master_path.name)
             if question is not None and question.manual:
                 solution_cells.append(_new_cell("markdown", rubric_markdown(question, master_path.name)))
             question = None
@@ -354,8 +366,8 @@ def parse(master_path: Path) -> ExerciseSet:
         elif marker == "END TESTS":
             state = "text"
             check = nbformat.v4.new_code_cell(f'grader.check("{question.name}")')
-            learner_cells.append(check)
             solution_cells.append(nbformat.v4.new_code_cell(check.source))
+            learner_cells.append(_withhold(check, "find_the_bug") if question.find_the_bug else check)
         elif marker == "BEGIN SOLUTION":
             state = "solution"
         elif marker == "END SOLUTION":
@@ -377,7 +389,20 @@ def parse(master_path: Path) -> ExerciseSet:
                 _strip_solution(cell.source) if cell.cell_type == "code" else (cell.source, False)
             )
             answer = question.name if (question and had_solution) else None
-            learner_cells.append(_new_cell(cell.cell_type, stripped, answer=answer))
+            if (
+                question
+                and cell.cell_type == "code"
+                and any(GIVEN_LINE.match(x) for x in cell.source.split("\n"))
+            ):
+                question.has_given = True
+            learner = _new_cell(cell.cell_type, stripped, answer=answer)
+            if PREDICT_TAG in cell.metadata.get("tags", []):
+                if cell.cell_type != "code":
+                    raise ValueError(
+                        f"{master_path.name}: the {PREDICT_TAG} tag belongs on the code cell to run"
+                    )
+                learner = _withhold(learner, "predict")
+            learner_cells.append(learner)
             solution_cells.append(_new_cell(cell.cell_type, _keep_solution(cell.source), answer=answer))
     if config is None:
         raise ValueError(f"{master_path.name}: no '# EXERCISE SET' RAW cell")
@@ -398,6 +423,32 @@ def parse(master_path: Path) -> ExerciseSet:
     return ExerciseSet(
         config, _notebook(config["name"], learner_cells), _notebook(config["name"], solution_cells), questions
     )
+
+
+def _check_find_the_bug(q: Question | None, master: str) -> None:
+    """A question that gives buggy code declares ``find_the_bug`` with the words that name its bug, and only
+    such a question does: the learner notebook withholds its check's output, and the tests read the words."""
+    if q is None or bool(q.find_the_bug) == q.has_given:
+        if q is not None and q.find_the_bug and not (q.find_the_bug.get("names") or []):
+            raise ValueError(f"{master}: {q.name}: find_the_bug needs names: [the words that name the bug]")
+        return
+    if q.has_given:
+        raise ValueError(
+            f"{master}: {q.name} gives buggy code (# BEGIN GIVEN): declare find_the_bug: {{names: [...]}}"
+        )
+    raise ValueError(f"{master}: {q.name} declares find_the_bug but gives no buggy code (# BEGIN GIVEN)")
+
+
+def _withhold(cell, why: str):
+    """Mark a learner cell whose outputs the committed notebook does not store (``WITHHELD``)."""
+    cell.metadata.setdefault("exercise", {})["withheld"] = why
+    cell.metadata["tags"] = ["nbval-ignore-output"]  # nbval runs it but compares no stored output
+    return cell
+
+
+def withheld(cell) -> str | None:
+    """Why this learner cell stores no outputs (a key of ``WITHHELD``), or None."""
+    return cell.get("metadata", {}).get("exercise", {}).get("withheld")
 
 
 def rubric_markdown(q: Question, master: str) -> str:
@@ -446,6 +497,8 @@ def execute(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
         ).execute()
     for cell in nb.cells:
         cell.get("metadata", {}).pop("execution", None)
+        if withheld(cell):  # it ran (an error would stop the build) but what it printed is not stored
+            cell.outputs, cell.execution_count = [], None
     nb.metadata["language_info"] = {"name": "python"}  # no interpreter version: the file stays the same
     return joined_streams(nb)
 
