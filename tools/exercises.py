@@ -377,8 +377,10 @@ def parse(master_path: Path) -> ExerciseSet:
                 _strip_solution(cell.source) if cell.cell_type == "code" else (cell.source, False)
             )
             answer = question.name if (question and had_solution) else None
-            learner_cells.append(_new_cell(cell.cell_type, stripped, answer=answer))
-            solution_cells.append(_new_cell(cell.cell_type, _keep_solution(cell.source), answer=answer))
+            render = cell.metadata.get("mystnb")  # how the website shows its outputs (a figure's alt text)
+            learner_cells.append(_new_cell(cell.cell_type, stripped, answer=answer, render=render))
+            solution = _keep_solution(cell.source)
+            solution_cells.append(_new_cell(cell.cell_type, solution, answer=answer, render=render))
     if config is None:
         raise ValueError(f"{master_path.name}: no '# EXERCISE SET' RAW cell")
     if config["name"] != master_path.stem:
@@ -415,10 +417,12 @@ def rubric_markdown(q: Question, master: str) -> str:
     return "\n".join(lines)
 
 
-def _new_cell(kind: str, source: str, answer: str | None = None):
+def _new_cell(kind: str, source: str, answer: str | None = None, render: dict | None = None):
     cell = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}[kind](source)
     if answer:
         cell.metadata["exercise"] = {"answer": answer}  # lets tests and teachers find the answer cells
+    if render:
+        cell.metadata["mystnb"] = render  # the master's rendering options, e.g. {"image": {"alt": ...}}
     return cell
 
 
