@@ -9,7 +9,8 @@ edition is generated from the stored notebook (the website's source, which stays
 
 - ``{glue:text}`key:fmt``` becomes the value, formatted exactly as the book formats it (myst-nb's own
   ``format_plain_text``), read from the stored output that glued it;
-- a ``{glue:figure}`` block becomes the stored image with its caption, numbered as on the website;
+- a ``{glue:figure}`` block becomes the stored image with its caption, numbered as on the website, and its
+  ``:alt:`` text (what the figure shows, for a reader who cannot see it);
 - ``{numref}`` becomes "Fig. N" (a link to the website when the figure is in another notebook), ``{doc}``
   a link to the website's page;
 - an admonition becomes a quoted block with its title in bold;
@@ -218,10 +219,9 @@ class Edition:
             bundle = self.value(arg)
             number = self.labels.get(options.get("name", ""), (None,))[0]
             caption = f"**Fig. {number}.** {body}" if number else body
+            alt = html.escape(options.get("alt") or f"Fig. {number}")  # :alt: says what it shows
             if "image/png" in bundle:
-                image = (
-                    f'<img src="data:image/png;base64,{bundle["image/png"].strip()}" alt="Fig. {number}"/>'
-                )
+                image = f'<img src="data:image/png;base64,{bundle["image/png"].strip()}" alt="{alt}"/>'
             elif "image/svg+xml" in bundle:
                 image = "".join(bundle["image/svg+xml"])
             else:

@@ -395,7 +395,8 @@ def parse(master_path: Path) -> ExerciseSet:
                 and any(GIVEN_LINE.match(x) for x in cell.source.split("\n"))
             ):
                 question.has_given = True
-            learner = _new_cell(cell.cell_type, stripped, answer=answer)
+            render = cell.metadata.get("mystnb")  # how the website shows its outputs (a figure's alt text)
+            learner = _new_cell(cell.cell_type, stripped, answer=answer, render=render)
             if PREDICT_TAG in cell.metadata.get("tags", []):
                 if cell.cell_type != "code":
                     raise ValueError(
@@ -403,7 +404,8 @@ def parse(master_path: Path) -> ExerciseSet:
                     )
                 learner = _withhold(learner, "predict")
             learner_cells.append(learner)
-            solution_cells.append(_new_cell(cell.cell_type, _keep_solution(cell.source), answer=answer))
+            solution = _keep_solution(cell.source)
+            solution_cells.append(_new_cell(cell.cell_type, solution, answer=answer, render=render))
     if config is None:
         raise ValueError(f"{master_path.name}: no '# EXERCISE SET' RAW cell")
     if config["name"] != master_path.stem:
@@ -466,10 +468,12 @@ def rubric_markdown(q: Question, master: str) -> str:
     return "\n".join(lines)
 
 
-def _new_cell(kind: str, source: str, answer: str | None = None):
+def _new_cell(kind: str, source: str, answer: str | None = None, render: dict | None = None):
     cell = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}[kind](source)
     if answer:
         cell.metadata["exercise"] = {"answer": answer}  # lets tests and teachers find the answer cells
+    if render:
+        cell.metadata["mystnb"] = render  # the master's rendering options, e.g. {"image": {"alt": ...}}
     return cell
 
 

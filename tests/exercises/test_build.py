@@ -182,6 +182,18 @@ def test_a_given_block_replaces_the_answer_for_learners_only():
     assert exercises._keep_solution(source) == "def f(x):\n    return x + 1"
 
 
+def test_a_master_cells_rendering_options_reach_the_learner_and_the_solutions():
+    """Set 8 shows a figure in a given cell: its alt text (metadata mystnb.image.alt) reaches the website."""
+    ex = exercises.parse(exercises.SOURCE_DIR / "08_translation.ipynb")
+    master = nbformat.read(exercises.SOURCE_DIR / "08_translation.ipynb", 4)
+    shown = [c for c in master.cells if c.metadata.get("mystnb", {}).get("image", {}).get("alt")]
+    assert shown  # the figure of a wrong translation
+    for cell in shown:
+        for built in (ex.learner, ex.solutions):
+            (copy,) = [c for c in built.cells if c.source == cell.source]
+            assert copy.metadata["mystnb"] == cell.metadata["mystnb"]
+
+
 FIND_THE_BUG = {"04_bahdanau_attention": "q3", "06_score_functions": "q1", "07_matrix_form": "q2"}
 
 

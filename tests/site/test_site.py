@@ -3,7 +3,7 @@
 import json
 import re
 import sys
-from html import unescape
+from html import escape, unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -195,3 +195,68 @@ def test_control_the_notebooks_tables_as_pandas_wrote_them_have_empty_header_cel
         for output in cell.get("outputs", [])
     )
     assert empty_headers(stored) > 0
+
+
+class _Images(HTMLParser):
+    """The (alt, src) of every <img> of a page; alt is None where the attribute is missing."""
+
+    def __init__(self):
+        super().__init__()
+        self.images: list[tuple[str | None, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            attributes = dict(attrs)
+            self.images.append((attributes.get("alt"), attributes.get("src") or ""))
+
+
+def images(html: str) -> list[tuple[str | None, str]]:
+    parser = _Images()
+    parser.feed(html)
+    return parser.images
+
+
+IMAGE_FILE = re.compile(r"\S+\.(png|jpe?g|gif|svg|webp)", re.I)
+
+
+def alt_text_problems(html: str) -> list[str]:
+    """What a screen reader would get wrong about the page's images: no alt text, an empty one, a file name
+    or path (Sphinx writes the image's path when a figure has no alt), or one alt for two different images."""
+    problems, seen = [], {}
+    for alt, src in images(html):
+        where = src if len(src) < 80 else src[:60] + "..."
+        text, file = (alt or "").strip(), src.rsplit("/", 1)[-1]
+        if not text:
+            problems.append(f"{where}: no alt text")
+        elif IMAGE_FILE.fullmatch(text) or text == src or (file and text.endswith(file)):
+            problems.append(f"{where}: the alt text is a file name, {text!r}")
+        elif seen.setdefault(text, src) != src:
+            problems.append(f"{where}: the same alt text as {seen[text][:60]}, {text[:60]!r}")
+    return problems
+
+
+@pytest.mark.parametrize("page", _toc_pages())
+def test_every_image_on_a_page_has_its_own_alt_text(site, page):
+    """A reader who cannot see a figure hears its alt text: it must say something, and not the file's name."""
+    assert alt_text_problems((site / f"{page}.html").read_text()) == []
+
+
+def _attribute(text: str) -> str:
+    """``text`` as docutils writes an attribute value (it leaves apostrophes as they are)."""
+    return escape(text, quote=False).replace('"', "&quot;")
+
+
+@pytest.mark.parametrize("damage", ["file name", "empty", "missing", "shared"])
+def test_control_a_figure_whose_alt_text_is_damaged_is_caught(site, damage):
+    """Positive control: chapter 3's page with one glued figure's alt set back to its file name (as the site
+    was built before the figures had alt texts), emptied, removed, or copied from another figure."""
+    html = (site / f"{CHAPTER_3}.html").read_text()
+    figures = [image for image in images(html) if re.fullmatch(r"\.\./_images/\w+\.png", image[1])]  # glued
+    assert len(figures) >= 2, figures  # the page's glued figures are there to damage
+    (alt, src), (other, _) = figures[:2]
+    written = f'alt="{_attribute(alt)}"'
+    assert html.count(written) == 1, written
+    damaged = {"file name": src, "empty": "", "missing": None, "shared": other}[damage]
+    html = html.replace(written, "" if damaged is None else f'alt="{_attribute(damaged)}"', 1)
+    problems = alt_text_problems(html)
+    assert len(problems) == 1 and src[:60] in problems[0], problems

@@ -49,16 +49,21 @@ def test_a_glued_number_is_formatted_as_the_book_formats_it():
     assert text == "loss 0.12, score dot"
 
 
-def test_a_glued_figure_becomes_the_stored_image_with_its_numbered_caption():
+@pytest.mark.parametrize(
+    ("option", "alt"),
+    [("", "Fig. 7"), (':alt: Two "panels" & a line\n', "Two &quot;panels&quot; &amp; a line")],
+    ids=["without alt: its number", "its alt text, escaped"],
+)
+def test_a_glued_figure_becomes_the_stored_image_with_its_numbered_caption_and_alt_text(option, alt):
     glued = {"fig-x": {"image/png": "iVBORw0K\n", "text/plain": "<Figure>"}}
     labels = {"fig-x": (7, "chapters/99_test")}
     text = _edition(
-        "```{glue:figure} fig-x\n:name: fig-x\n\nThe caption.\n```\n\nAs {numref}`fig-x` shows.",
+        f"```{{glue:figure}} fig-x\n:name: fig-x\n{option}\nThe caption.\n```\n\nAs {{numref}}`fig-x` shows.",
         glued,
         labels,
     )
     assert text == (
-        '<img src="data:image/png;base64,iVBORw0K" alt="Fig. 7"/>\n\n'
+        f'<img src="data:image/png;base64,iVBORw0K" alt="{alt}"/>\n\n'
         "**Fig. 7.** The caption.\n\nAs Fig. 7 shows."
     )
 
