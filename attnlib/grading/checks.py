@@ -82,6 +82,15 @@ def once(key: str, compute: Any) -> Any:
         return _ONCE[key]
 
 
+def answered(value: Any, what: str) -> Any:
+    """``value``, a learner's name or a function's result, unless the question is still unanswered: None (a
+    name left ``...`` in the notebook, or a function whose body is ``...``) or ``...`` itself fail with
+    "replace the `...`", before a test goes on to read the value."""
+    if value is None or value is Ellipsis:
+        raise AssertionError(f"{what} is None: replace the `...` by your code")
+    return value
+
+
 def tensor(
     got: Any,
     what: str,
@@ -214,20 +223,25 @@ def call(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
     Every call also holds the learner's function to the contract of a function of tensors (``contract``):
     it leaves its arguments as they were, gives the same result when called again with the same inputs,
     and keeps the floating dtype of its inputs. In the teacher's grader the learner's function is a proxy
-    that checks the same on every call, wherever a test calls it."""
+    that checks the same on every call, wherever a test calls it. None, the value of an unanswered question
+    (its body still ``...``), fails with "replace the `...`", whatever the test goes on to check."""
     if fn is None:
         raise AssertionError(f"{what.split('(')[0]} is not defined: run the cell that defines it")
     try:
         # the grader's proxy, or its bound method (fresh calls): checked on its side, every call
         owner = getattr(fn, "__self__", None)
         if getattr(fn, "checks_contract", False) or getattr(owner, "checks_contract", False):
-            return fn(*args)
-        name = getattr(fn, "__name__", what.split("(")[0])
-        return contract(fn, args, name, tuple(CONTRACT_EXEMPT.get(name, ())))
+            value = fn(*args)
+        else:
+            name = getattr(fn, "__name__", what.split("(")[0])
+            value = contract(fn, args, name, tuple(CONTRACT_EXEMPT.get(name, ())))
     except AssertionError:
         raise
     except Exception as e:
         raise AssertionError(f"{what} raised {type(e).__name__}: {str(e)[:300]}. {hint}".strip()) from None
+    if value is None:  # an unanswered question: its body is still `...`, or the result is not returned
+        raise AssertionError(f"{what} is None: replace the `...` by your code and `return` the result")
+    return value
 
 
 def responsive(fn: Any, inputs: list[tuple], what: str) -> list[Any]:

@@ -168,14 +168,46 @@ def largest_output(fn: Any, args: tuple) -> int:
 
 def functions_run(fn: Any, *args: Any) -> set[str]:
     """The names of the learner's own functions that ran during ``fn(*args)`` (``fn`` itself included): what
-    ran, not what the source mentions, so a name in a comment or in a branch never taken does not count."""
-    return {key.rpartition(":")[0] for key in traced(fn, args)[1].get("entries", {})}
+    ran, not what the source mentions, so a name in a comment or in a branch never taken does not count.
+    A function that returns None is unanswered: its check says "replace the `...`", not which names did not
+    run."""
+    value, report = traced(fn, args)
+    if value is None:
+        name = getattr(fn, "__name__", "the function")
+        raise AssertionError(f"{name} returned None: replace the `...` by your code and `return` the result")
+    return {key.rpartition(":")[0] for key in report.get("entries", {})}
 
 
-def no_python_loops(fn: Any, small: tuple, large: tuple) -> None:
+def looped_over(sizes: dict[str, tuple[int, int]], jumps: tuple[int, int]) -> list[str]:
+    """Which of ``sizes`` ({what: (its size in the small input, in the large one)}) a loop ran over, from the
+    backward jumps of the two runs: a loop over n items jumps back once per item, so a loop (or k loops one
+    after the other) over it jumps k n_small and k n_large times, for a whole k >= 1.
+    Empty when no single one fits (nested loops, a loop over something else): the message then names them
+    all."""
+    small, large = jumps
+    found = []
+    for what, (a, b) in sizes.items():
+        if b == a or (large - small) % (b - a):
+            continue
+        k = (large - small) // (b - a)
+        if k >= 1 and small == k * a:
+            found.append(what)
+    return found
+
+
+LOOPED = {"batch items": (0, 0), "queries": (0, 0), "positions": (0, 0)}  # the default message's names
+
+
+def no_python_loops(
+    fn: Any, small: tuple, large: tuple, sizes: dict[str, tuple[int, int]] | None = None
+) -> None:
     """Run on two input sizes and inspect what actually ran: no loop or comprehension in the learner's code
     (wherever it is: a helper, a decorator), and the same number of torch operations and of calls of the
-    learner's functions for both sizes (a ``map`` or a recursion over the inputs changes them)."""
+    learner's functions for both sizes (a ``map`` or a recursion over the inputs changes them).
+    ``sizes`` ({what: (size in ``small``, size in ``large``)}, e.g. {"heads": (1, 2), "batch items": (2, 3)})
+    names what the inputs hold: a loop's message names the one it ran over (``looped_over``), or all of
+    them."""
+    sizes = sizes or LOOPED
     name = getattr(fn, "__name__", "the function")
     if fn is None:
         raise AssertionError("the function is not defined: run the cell that defines it")
@@ -195,10 +227,13 @@ def no_python_loops(fn: Any, small: tuple, large: tuple) -> None:
         reports.append(report)
     if any(r.get("tampered") for r in reports):
         raise AssertionError(f"{name} changed the tracing that this check uses")
+    everything = ", ".join(list(sizes)[:-1]) + " and " + list(sizes)[-1] if len(sizes) > 1 else list(sizes)[0]
     if any(r.get("jumps") for r in reports):
+        over = looped_over(sizes, tuple(r.get("jumps", 0) for r in reports))
+        where = f", over the {' or the '.join(over)}" if len(over) in (1, 2) else ""
         raise AssertionError(
-            f"{name} uses Python loops (a for, while or comprehension ran, perhaps in a helper): "
-            "compute all batch items, queries and positions at once with batched matrix products (@)"
+            f"{name} uses Python loops (a for, while or comprehension ran, perhaps in a helper){where}: "
+            f"compute all {everything} at once with batched matrix products (@)"
         )
     small_report, large_report = reports
     if small_report.get("ops") == 0:
@@ -209,5 +244,5 @@ def no_python_loops(fn: Any, small: tuple, large: tuple) -> None:
         raise AssertionError(
             f"{name} does more work in Python for larger inputs ({small_report.get('ops')} torch operations "
             f"for the small input, {large_report.get('ops')} for the larger one): a Python loop, map or "
-            "recursion over the inputs. Compute all batch items, queries and positions at once"
+            f"recursion over the inputs. Compute all {everything} at once"
         )

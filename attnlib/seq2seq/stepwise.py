@@ -43,8 +43,11 @@ SIZES = {"emb": 16, "hidden": 16, "dec_hidden": 32}  # d_h = 2 · 16 (bidirectio
 BUDGET = {"steps": 30, "batch_size": 128, "lr": 0.04, "clip": 1.0, "schedule": "constant"}
 # What the question's tests ask of the trained decoder on the held-out pairs: exact match at least, AER at
 # most, token accuracy lost with uniform weights at least; far below the worst of 30 seeds of a correct step
-# (benchmarks/set5_thresholds.py measures both).
-THRESHOLDS = {"exact_match": 0.25, "aer": 0.30, "lost_uniform": 0.20}
+# (benchmarks/set5_thresholds.py measures both). The AER limit sits between the steps that train a decoder
+# that looks where it should (the solution, 0.053-0.177; the query s_{t-1}, 0.175-0.354: the two overlap, so
+# no limit can tell them apart, and question 3 catches s_{t-1}) and those that do not (softmax over the batch
+# 0.624-0.796, uniform weights 0.722): at 0.30 the query s_{t-1} passed or failed by its seed's luck.
+THRESHOLDS = {"exact_match": 0.25, "aer": 0.50, "lost_uniform": 0.20}
 
 
 def gru_cell(x: torch.Tensor, s_prev: torch.Tensor, cell: tuple[torch.Tensor, ...]) -> torch.Tensor:

@@ -443,3 +443,42 @@ def test_the_comparison_scan_finds_tolerances_written_by_hand():
     """Positive control of the scan above."""
     assert len(handmade_comparisons("if abs(a - b) > 1e-9:\n    pass\nok = torch.allclose(a, b)\n")) == 2
     assert not handmade_comparisons("ok = checks.near(a, b, atol=1e-9)\nmask = (t - s).abs() <= D\n")
+
+
+# ------------------------------------------------------------------------------------------------ issue 27
+# An unanswered question says so (item 5): every test of a question whose answer cell still holds a bare
+# `...` fails, on the untouched learner notebook, with "replace the `...`", in public and hidden cases alike,
+# never a raw TypeError or AttributeError from a test that went on with None. Find-the-bug questions hand out
+# code that runs (no `...`), so they are not asked.
+UNANSWERED = "replace the `...`"
+
+
+def blank_questions(learner_nb: dict) -> set[str]:
+    """The questions of a learner notebook whose answer cells hold a line that is only `...` (or
+    `x = ...`)."""
+    blank = set()
+    for cell in learner_nb["cells"]:
+        question = cell.get("metadata", {}).get("exercise", {}).get("answer")
+        lines = "".join(cell["source"]).split("\n")
+        if question and any(re.fullmatch(r"\s*(\w+\s*=\s*)?\.\.\.\s*", line) for line in lines):
+            blank.add(question)
+    return blank
+
+
+def unanswered_messages_that_do_not_say_so(result, blank: set[str]) -> list[str]:
+    return [
+        f"{q.name} {'hidden' if c.hidden else 'public'} {c.name}: {c.message[:200]!r}"
+        for q in result.questions
+        if q.name in blank
+        for c in q.cases
+        if not c.passed and UNANSWERED not in (c.message or "")
+    ]
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_an_unanswered_question_says_replace_the_dots(graded, name):
+    learner = json.loads((exercises.SOURCE_DIR.parent / f"{name}.ipynb").read_text())
+    blank = blank_questions(learner)
+    assert blank, f"{name}: no question of the learner notebook is left `...`"
+    problems = unanswered_messages_that_do_not_say_so(graded[name]["results"]["untouched"], blank)
+    assert not problems, f"tests that do not say {UNANSWERED!r}:\n" + "\n".join(problems)
