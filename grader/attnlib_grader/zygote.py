@@ -93,17 +93,10 @@ def _become(uid: int, workdir: str) -> None:
     if os.getuid() != uid or os.geteuid() != uid or os.getegid() != uid:
         raise OSError("could not become the unprivileged user")
     _drop_privileges()
-    # RLIMIT_NPROC counts the user's processes: its own, and as many more as a sandbox may start
-    own = sum(1 for p in os.listdir("/proc") if p.isdigit() and _owner(p) == uid)
-    tasks = own + child.MAX_PROCESSES
+    # RLIMIT_NPROC counts all of the user's processes: this one and as many more as a sandbox may start
+    # (fewer while an earlier sandbox's process of the same user is still being reaped)
+    tasks = 1 + child.MAX_PROCESSES
     resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
-
-
-def _owner(pid: str) -> int:
-    try:
-        return os.stat(f"/proc/{pid}").st_uid
-    except OSError:
-        return -1
 
 
 def _enter(request: dict[str, Any], fd: int) -> None:

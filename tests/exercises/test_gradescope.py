@@ -25,6 +25,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from attnlib_grader import child
 from attnlib_grader import gradescope as runner
 from attnlib_grader.grade import CaseResult, QuestionResult, SubmissionResult
 from exercise_helpers import ROOT, SETS, _load_tool, exercises, fixture_files, fixture_notebook
@@ -248,7 +249,7 @@ def test_without_the_sandbox_or_the_fallback_it_refuses_and_runs_no_learner_code
 def test_without_the_sandbox_it_grades_as_nobody_who_reads_neither_the_tests_nor_the_results(monkeypatch):
     """Gradescope's fallback, as root where bubblewrap cannot build a sandbox: full marks for the solutions,
     and the attacking cell fails on the tests and the results while the same cell, aimed at a copy of the
-    bundle anyone may read, succeeds (so it ran, as uid 65534)."""
+    bundle anyone may read, succeeds (so it ran, as uid 65534); a fork loop starts at most MAX_PROCESSES."""
     name = "03_dot_product_attention" if "03_dot_product_attention" in SETS else SETS[0]
     root = _root(Path(tempfile.mkdtemp(prefix="gradescope-fallback-")), name)  # /tmp: anyone may enter it
     os.chmod(root, 0o755)
@@ -259,11 +260,24 @@ def test_without_the_sandbox_it_grades_as_nobody_who_reads_neither_the_tests_nor
     monkeypatch.setattr(runner, "check_bwrap", _no_namespaces)
     monkeypatch.setenv(runner.ROOT_VARIABLE, str(root))
     control = _attack(root).replace("'source'", "'copy'").replace("'results'", "'drop'")
+    forks = (  # how many processes that wait it can start, as uid 65534 (RLIMIT_NPROC)
+        "import os, time\n"
+        "started = 0\n"
+        "for _ in range(50):\n"
+        "    try:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(30)\n"
+        "            os._exit(0)\n"
+        "        started += 1\n"
+        "    except OSError:\n"
+        "        break\n"
+        f"pathlib.Path({str(root / 'drop' / 'forks')!r}).write_text(str(started))\n"
+    )
     try:
         scores = {}
         for label, nb in {
             "solutions": exercises.submission(name),
-            "attack": exercises.submission(name, untouched=True, cells_after=[_attack(root), control]),
+            "attack": exercises.submission(name, untouched=True, cells_after=[_attack(root), control, forks]),
         }.items():
             for old in (root / "submission").iterdir():
                 old.unlink()
@@ -280,6 +294,7 @@ def test_without_the_sandbox_it_grades_as_nobody_who_reads_neither_the_tests_nor
         assert scores == {"solutions": full, "attack": 0}
         assert not (root / "results" / "stolen.zip").exists()
         assert (root / "drop" / "stolen.zip").stat().st_uid == runner.NOBODY
+        assert 1 <= int((root / "drop" / "forks").read_text()) <= child.MAX_PROCESSES
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
