@@ -187,6 +187,7 @@ def grade(root: Path) -> dict:
         if os.geteuid() != 0 or os.environ.get(FALLBACK_VARIABLE) == "refuse":
             return refusal(questions, NO_ISOLATION.format(error=plain(e)))
         run_as, isolation = NOBODY, "unprivileged user"
+        os.chmod(root, os.stat(root).st_mode | 0o011)  # nobody may pass through to the venv, not list it
     label, path = found[0]
     work = Path(tempfile.mkdtemp(prefix="gradescope-"))
     try:
