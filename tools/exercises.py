@@ -13,6 +13,7 @@ exercises/teachers.md) it writes
     attnlib/grading/public/NN_slug.json         the public tests, shipped in attnlib (grader.check in Colab)
     exercises/dist/NN_slug/autograder.zip       set.json, test files, solutions: for tools/grade.py (ignored)
     exercises/dist/NN_slug/solutions.ipynb      the learner notebook with the solutions (ignored)
+    exercises/dist/NN_slug/gradescope.zip       the bundle as a Gradescope autograder (tools/gradescope.py)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import gradescope
 import nbformat
 import numeric_env
 import yaml
@@ -570,11 +572,14 @@ def build(master: Path, check: bool = False) -> list[str]:
 
 
 def write_dist(ex: ExerciseSet) -> Path:
-    """exercises/dist/<set>/: the bundle that tools/grade.py reads and the solutions notebook."""
+    """exercises/dist/<set>/: the bundle that tools/grade.py reads, the solutions notebook and the bundle as a
+    Gradescope autograder."""
     dist = DIST_DIR / ex.name
     shutil.rmtree(dist, ignore_errors=True)
     dist.mkdir(parents=True)
-    (dist / "autograder.zip").write_bytes(autograder_zip(ex))
+    bundle = autograder_zip(ex)
+    (dist / "autograder.zip").write_bytes(bundle)
+    (dist / "gradescope.zip").write_bytes(gradescope.gradescope_zip(bundle))
     nbformat.write(ex.solutions, dist / "solutions.ipynb")
     return dist
 

@@ -3,8 +3,9 @@
     .venv/bin/python tools/grade.py exercises/dist/03_dot_product_attention/autograder.zip \
         SUBMISSIONS/ --out results/
 
-Writes results/scores.csv (one row per notebook, one column per question; manual questions left blank) and
-results/feedback/<notebook name>.md. Build the bundle first with `python tools/exercises.py build`.
+Writes results/scores.csv (one row per notebook, one column per question; manual questions left blank), the
+same scores for Canvas and Moodle (results/canvas.csv, results/moodle.csv) and results/feedback/<notebook
+name>.md. Build the bundle first with `python tools/exercises.py build`.
 The work is done by the grader's own package, grader/attnlib_grader (attnlib_grader.grade: not part of
 the attnlib that learners install); see exercises/teachers.md.
 """

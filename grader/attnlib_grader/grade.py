@@ -249,11 +249,13 @@ def grade_folder(
     time_limit: float | None = None,
     isolated: bool = True,
     warn: Any = None,
+    run_as: int | None = None,
 ) -> list[SubmissionResult]:
     """Grade every notebook in ``folder``; ``out/scores.csv`` and ``out/feedback/<label>.md`` grow as it goes.
 
     ``time_limit`` (CPU seconds) overrides the set's limits per question and per cell. ``isolated=False``
-    runs the learners' code without bubblewrap (see NO_ISOLATION_WARNING). Skipped entries of the folder are
+    runs the learners' code without bubblewrap (see NO_ISOLATION_WARNING), as the user ``run_as`` if given
+    (attnlib_grader.gradescope's fallback; the grader must be root). Skipped entries of the folder are
     reported through ``warn`` (default: printed to stderr) and listed in ``out/skipped.txt``. Raises
     SelfCheckError, before grading anyone, when the reference solution does not score full marks."""
     _grading_mode()
@@ -268,7 +270,7 @@ def grade_folder(
     for text in skipped:
         warn(text)
     submissions = [(shown, read(path)) for shown, path in found]  # all read before any learner code runs
-    isolation = Isolation(isolated, dotted)
+    isolation = Isolation(isolated, dotted, run_as)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "skipped.txt").write_text("".join(f"{text}\n" for text in skipped), encoding="utf-8")

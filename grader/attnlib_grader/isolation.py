@@ -370,11 +370,12 @@ def check_bwrap() -> None:
 
 
 class Isolation:
-    """How sandboxes are built in one grading run: bubblewrap (``isolated``) or plain processes;
-    ``switch_off`` lists the dotted implementations the set switches off (their sources are blanked)."""
+    """How sandboxes are built in one grading run: bubblewrap (``isolated``) or plain processes (run as the
+    user ``run_as`` where given: Gradescope's fallback); ``switch_off`` lists the dotted implementations the
+    set switches off (their sources are blanked)."""
 
-    def __init__(self, isolated: bool = True, switch_off: list[str] = ()) -> None:
-        self.isolated = isolated
+    def __init__(self, isolated: bool = True, switch_off: list[str] = (), run_as: int | None = None) -> None:
+        self.isolated, self.run_as = isolated, None if isolated else run_as
         self.filesystem = Filesystem(switch_off) if isolated else None
         self.cgroups = Cgroups() if isolated else None
 

@@ -10,7 +10,8 @@
   direction overrides) written as ``<U+XXXX>``, one line per line with blank lines dropped (nothing leaves
   the list item it is in). The feedback and the rubrics use this one renderer for every text.
 - ``Results``: ``scores.csv`` and ``feedback/<label>.md`` written as each submission is graded, so one failure
-  loses nothing else; the CSV is rewritten in order at the end.
+  loses nothing else; the CSV is rewritten in order at the end, with the same scores in the import formats of
+  Canvas and Moodle (``gradebooks``: ``canvas.csv``, ``moodle.csv``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import threading
 import unicodedata
 from pathlib import Path
 from typing import Any
+
+from attnlib_grader import gradebooks
 
 MAX_LABEL_BYTES = 200  # a label's UTF-8; its feedback file adds ".md" (the usual limit is 255 bytes a name)
 _KEEP = set(" -_.,()=+@")
@@ -130,13 +133,16 @@ def feedback(result: Any, set_name: str, rubrics: dict | None = None) -> str:
 
 
 class Results:
-    """``out/scores.csv`` and ``out/feedback/<label>.md``, written as each submission is graded."""
+    """``out/scores.csv`` (with ``canvas.csv`` and ``moodle.csv``) and ``out/feedback/<label>.md``, written as
+    each submission is graded."""
 
     def __init__(self, out: str | Path, questions: list[dict], set_name: str) -> None:
         self.out, self.set_name = Path(out), set_name
         (self.out / "feedback").mkdir(parents=True, exist_ok=True)
         self.names = [q["name"] for q in questions]
         self.rubrics = {q["name"]: q.get("rubric") for q in questions if q.get("manual")}
+        self.automatic = sum(float(q["points"]) for q in questions if not q.get("manual"))
+        self.written = sum(float(q["points"]) for q in questions if q.get("manual"))
         self.lock = threading.Lock()
         self.rows: dict[str, list[str]] = {}
         self.problems: list[str] = []
@@ -152,11 +158,17 @@ class Results:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow([_HEADER_NOTE, *self.names, "auto_score", "auto_possible"])
-        for name in sorted(self.rows, key=lambda n: n.encode("utf-8", "surrogateescape")):
-            writer.writerow(self.rows[name])
-        partial = self.out / "scores.csv.partial"
-        partial.write_text(buffer.getvalue(), encoding="utf-8")
-        os.replace(partial, self.out / "scores.csv")
+        order = sorted(self.rows, key=lambda n: n.encode("utf-8", "surrogateescape"))
+        writer.writerows(self.rows[name] for name in order)
+        scores = {self.rows[n][0]: self.rows[n][-2] for n in order}  # label -> automatic score
+        for name, text in (
+            ("scores.csv", buffer.getvalue()),
+            ("canvas.csv", gradebooks.canvas(self.set_name, scores, self.automatic, self.written)),
+            ("moodle.csv", gradebooks.moodle(self.set_name, scores, self.written)),
+        ):
+            partial = self.out / f"{name}.partial"
+            partial.write_text(text, encoding="utf-8")
+            os.replace(partial, self.out / name)
 
     def add(self, result: Any) -> None:
         """Write this submission's feedback and its row now; a failure to write one is reported, not fatal."""

@@ -133,8 +133,8 @@ class Sandbox:
             if self.isolation.isolated:
                 self.box = isolation.Box(self.isolation.filesystem)
                 ns_pid, self.cgroups = self.box.ns_pid, self.isolation.cgroups_for(self.config)
-            workdir = None if ns_pid else self.workdir
-            self.pid = zygote.zygote().fork(theirs.fileno(), ns_pid, workdir, self.cgroups)
+            run_as, workdir = self.isolation.run_as, None if ns_pid else self.workdir
+            self.pid = zygote.zygote().fork(theirs.fileno(), ns_pid, workdir, self.cgroups, run_as)
         except isolation.IsolationError as e:
             ours.close()
             self.kill()

@@ -15,8 +15,9 @@ import tomllib
 from exercise_helpers import ROOT, exercises
 
 GRADER = ROOT / "grader"
-TEACHER_TOOLS = ["grade.py", "exercises.py", "notebooks.py", "numeric_env.py"]  # what the teacher runs
-OWN = {"attnlib", "attnlib_grader", "numeric_env", "notebooks", "exercises", "__future__"}
+# what the teacher runs
+TEACHER_TOOLS = ["grade.py", "exercises.py", "gradescope.py", "notebooks.py", "numeric_env.py"]
+OWN = {"attnlib", "attnlib_grader", "numeric_env", "notebooks", "exercises", "gradescope", "__future__"}
 # Imported by attnlib only inside `try: ... except ImportError` (the book's build tools, absent in Colab).
 OPTIONAL_IN_ATTNLIB = {"myst_nb"}
 
