@@ -5,7 +5,7 @@
 #                               site in a headless browser with no network, the grader on every exercise set,
 #                               and every notebook re-executed and compared with its stored outputs (nbval)
 #   bash tools/test.sh --fast   the development tier: lint, the strict build, and every test that neither
-#                               trains a model nor executes a notebook (about a minute on 2 cores)
+#                               trains a model nor executes a notebook (8.8 min on 2 cores, 2026-11-27)
 #
 # Everything runs under the course's numeric environment (tools/numeric_env.py): torch's AVX2 kernels, one
 # thread per process, no GPU. Test files run side by side, one per core (pytest-xdist), each notebook in
