@@ -30,13 +30,12 @@ import shutil
 import sys
 import tempfile
 import time
-import unicodedata
 import zipfile
 from pathlib import Path
-from typing import Any
 
 from attnlib_grader.grade import SelfCheckError, grade_folder, load_bundle
 from attnlib_grader.isolation import IsolationError, check_bwrap
+from attnlib_grader.report import plain
 from attnlib_grader.submissions import find_submissions, read
 
 ROOT_VARIABLE = "AUTOGRADER_ROOT"
@@ -52,16 +51,6 @@ NO_ISOLATION = (
     "code could read the hidden tests and write the results. Nothing was graded; ask your teacher."
 )
 WRITTEN = "A written answer: your teacher grades it ({points:g} points), not the autograder."
-
-
-def plain(text: Any) -> str:
-    """Learner text for Gradescope's plain-text output: control and invisible characters (terminal escapes,
-    NUL, direction overrides) written as ``<U+XXXX>``; line breaks kept."""
-    out = []
-    for c in str(text).replace("\r\n", "\n"):
-        bad = unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") and c != "\n"
-        out.append(f"<U+{ord(c):04X}>" if bad else c)
-    return "".join(out)
 
 
 def _case_lines(cases) -> list[str]:

@@ -63,8 +63,20 @@ def csv_cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
+# Characters a reader cannot see, or that act on the screen: controls (terminal escapes, NUL), formats
+# (direction overrides), surrogates, private use, unassigned, line and paragraph separators.
+INVISIBLE = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
 def _visible(c: str) -> str:
     return f"<U+{ord(c):04X}>"
+
+
+def plain(text: Any) -> str:
+    """``text`` as plain text that shows those very characters (Gradescope's output): the invisible ones
+    written as ``<U+XXXX>``, line breaks kept."""
+    text = str(text).replace("\r\n", "\n")
+    return "".join(_visible(c) if unicodedata.category(c) in INVISIBLE and c != "\n" else c for c in text)
 
 
 def inert(text: Any, indent: str = "") -> str:
@@ -75,7 +87,7 @@ def inert(text: Any, indent: str = "") -> str:
         for c in line:
             if c == "\t":
                 out.append(" ")
-            elif unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            elif unicodedata.category(c) in INVISIBLE:
                 out.append(_visible(c))
             elif c.isascii() and not c.isalnum() and c != " ":
                 out.append("\\" + c)
