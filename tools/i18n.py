@@ -1,0 +1,334 @@
+"""The Korean edition: translation files, and the Korean pages generated from them.
+
+The English pages are the source. Each translated page has one translation file, i18n/ko/<page>.yml, with one
+entry per markdown cell of a notebook (keyed by the cell's id) or per section of a Markdown page (keyed by its
+heading). An entry holds the English text it translates (`en`) and its Korean (`ko`):
+
+    - id: bb03cd8e
+      en: |-
+        # 3. The attention function ...
+      ko: |-
+        # 3. 어텐션 함수와 닷-프로덕트 어텐션 ...
+
+`sync` brings the files in step with the English pages: a new cell gets an entry without `ko`; a cell whose
+English changed keeps its Korean, gets the new English in `en` and the English its Korean translated in `was`
+(gettext's "fuzzy"): the entry is out of date until a translator updates `ko` and deletes `was`. `generate`
+writes ko/<page>: a notebook's code cells and outputs are the English ones, byte for byte, and its markdown
+cells are the Korean. The Korean pages are generated, never edited by hand.
+
+    python tools/i18n.py sync [page ...]      # create or update translation files
+    python tools/i18n.py generate [page ...]  # write ko/<page> from them (complete pages only)
+    python tools/i18n.py status               # what is left to translate, page by page
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+LANG = "ko"
+I18N = ROOT / "i18n" / LANG
+OUT = ROOT / LANG
+# The pages of the Korean edition, in the order of the English table of contents.
+PAGES = [
+    "intro.md",
+    "how_to_run.md",
+    "notation.md",
+    *[
+        f"{d}/{p.name}"
+        for p in sorted((ROOT / "chapters").glob("*.ipynb"))
+        for d in ("chapters", "exercises")
+    ],
+    "exercises/index.md",
+    "exercises/teachers.md",
+]
+
+HEADING = re.compile(r"^#{1,6} \S")
+FENCE = re.compile(r"^(`{3,}|~{3,})")
+
+
+# ---------------------------------------------------------------- the English source, as entries
+
+
+def md_sections(text: str) -> list[tuple[str, str]]:
+    """A Markdown page cut before each heading outside a code fence: [(key, text)], the texts joined give
+    the page back. The key is the heading's words in lower case joined by '-', numbered if repeated."""
+    blocks: list[list[str]] = [[]]
+    fence = None
+    for line in text.splitlines(keepends=True):
+        m = FENCE.match(line)
+        if m and fence is None:
+            fence = m.group(1)[0] * 3
+        elif fence and line.startswith(fence):
+            fence = None
+        elif fence is None and HEADING.match(line) and any(b.strip() for b in blocks[-1]):
+            blocks.append([])
+        blocks[-1].append(line)
+    sections, seen = [], {}
+    for block in blocks:
+        body = "".join(block)
+        first = next((ln for ln in block if HEADING.match(ln)), "preamble")
+        key = "-".join(re.findall(r"[a-z0-9]+", first.lstrip("#").lower()))[:60] or "section"
+        seen[key] = seen.get(key, 0) + 1
+        sections.append((key if seen[key] == 1 else f"{key}-{seen[key]}", body))
+    return sections
+
+
+def english_entries(page: str) -> list[tuple[str, str]]:
+    """[(key, English text)] of a page: its markdown cells (notebook) or sections (Markdown page)."""
+    path = ROOT / page
+    if page.endswith(".ipynb"):
+        nb = json.loads(path.read_text())
+        return [(c["id"], "".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    return md_sections(path.read_text())
+
+
+# ---------------------------------------------------------------- translation files
+
+
+def translation_path(page: str) -> Path:
+    return I18N / (page.rsplit(".", 1)[0] + ".yml")
+
+
+class _Literal(str):
+    pass
+
+
+def _literal(dumper, data):
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+
+
+yaml.SafeDumper.add_representer(_Literal, _literal)
+
+HEADER = """\
+# The Korean translation of {page} (tools/i18n.py).
+# One entry per {unit}; `en` is the English the entry translates, `ko` its Korean.
+# An entry with `was` is out of date: its English changed from `was` to `en`; update `ko`, then delete `was`.
+# Never edit `en` or `id` by hand: `python tools/i18n.py sync` writes them.
+"""
+
+
+def load(page: str) -> list[dict]:
+    path = translation_path(page)
+    if not path.exists():
+        return []
+    data = yaml.safe_load(path.read_text()) or {}
+    return data.get("cells", [])
+
+
+def dump(page: str, entries: list[dict]) -> str:
+    cells = []
+    for e in entries:
+        cell = {"id": e["id"]}
+        for field in ("was", "en", "ko"):
+            if e.get(field) is not None:
+                cell[field] = _Literal(e[field])
+        cells.append(cell)
+    unit = (
+        "markdown cell, keyed by the cell's id"
+        if page.endswith(".ipynb")
+        else "section, keyed by its heading"
+    )
+    body = yaml.safe_dump(
+        {"source": page, "cells": cells},
+        allow_unicode=True,
+        sort_keys=False,
+        width=10_000,
+        default_flow_style=False,
+    )
+    return HEADER.format(page=page, unit=unit) + body
+
+
+def sync(page: str) -> list[dict]:
+    """The translation entries of `page`, in step with its English (see the module's docstring)."""
+    old = {e["id"]: e for e in load(page)}
+    entries = []
+    for key, en in english_entries(page):
+        e = dict(old.get(key, {"id": key}))
+        if e.get("en") is not None and e["en"] != en and e.get("ko") is not None:
+            e.setdefault("was", e["en"])
+        if e.get("was") == en:  # changed back
+            e.pop("was")
+        e["en"] = en
+        entries.append(e)
+    return entries
+
+
+def problems(page: str) -> list[str]:
+    """What keeps the translation of `page` from being complete and current."""
+    found = []
+    current = english_entries(page)
+    entries = load(page)
+    if not translation_path(page).exists():
+        return [f"{page}: no translation file ({translation_path(page).relative_to(ROOT)})"]
+    if [e["id"] for e in entries] != [k for k, _ in current] or any(
+        e.get("en") != en for e, (_, en) in zip(entries, current, strict=True)
+    ):
+        found.append(f"{page}: the translation file is not in step with the English: run tools/i18n.py sync")
+    for e in entries:
+        if not (e.get("ko") or "").strip():
+            found.append(f"{page} [{e['id']}]: not translated")
+        elif e.get("was") is not None:
+            found.append(f"{page} [{e['id']}]: out of date (its English changed; update ko, then delete was)")
+        else:
+            found += [f"{page} [{e['id']}]: {p}" for p in broken_invariants(e["en"], e["ko"]) + lint(e["ko"])]
+    return found
+
+
+# ---------------------------------------------------------------- what a translation keeps
+
+# Everything in a cell that is not prose: a translation keeps each of these, the same number of times.
+_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$)(?:\\.|[^$\n])+?\$", re.S)
+_ROLE = re.compile(r"\{(glue:\w+|glue|numref|ref|doc|eq|download)\}`([^`]*)`")
+_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_LABEL = re.compile(r"^\((\S+)\)=\s*$", re.M)
+_FENCE = re.compile(r"^[ \t]*(`{3,}|:{3,})[ \t]*(\{[\w-]+\}|\w*)", re.M)
+_OPTION = re.compile(r"^[ \t]*:(name|label|width|align|class|alt-none):(.*)$", re.M)
+_TAG = re.compile(r"</?(\w+)[^>]*>")
+_HEADING_LEVEL = re.compile(r"^(#{1,6}) ", re.M)
+
+
+def _role_target(name: str, body: str) -> str:
+    m = re.search(r"<([^>]+)>\s*$", body)
+    return f"{name}:{(m.group(1) if m else body).strip()}"
+
+
+def invariants(text: str) -> dict[str, list[str]]:
+    """The parts of a Markdown text that its translation must keep, each sorted (so order may change)."""
+    prose = re.sub(r"^(`{3,}).*?^\1", "", text, flags=re.M | re.S)  # fenced code kept whole below
+    found = {
+        "fenced code": sorted(m.group(0) for m in re.finditer(r"^(`{3,})(?!\{).*?^\1", text, re.M | re.S)),
+        "math": sorted(m.group(0) for m in _MATH.finditer(prose)),
+        "roles": sorted(_role_target(*m.groups()) for m in _ROLE.finditer(prose)),
+        "links and images": sorted(_LINK.findall(prose)),
+        "labels": sorted(_LABEL.findall(prose)),
+        "directives": [" ".join(m.groups()) for m in _FENCE.finditer(text)],
+        "directive options": sorted(f"{k}:{v.strip()}" for k, v in _OPTION.findall(text) if k != "alt-none"),
+        "html tags": sorted(m.group(0).split()[0].rstrip(">") for m in _TAG.finditer(prose)),
+        "heading levels": _HEADING_LEVEL.findall(prose),
+    }
+    stripped = _ROLE.sub("", _MATH.sub("", prose))
+    found["inline code"] = sorted(_CODE.findall(stripped))
+    return found
+
+
+def broken_invariants(en: str, ko: str) -> list[str]:
+    """What the Korean `ko` lost or added against the English `en` (see `invariants`)."""
+    a, b = invariants(en), invariants(ko)
+    out = []
+    for kind in a:
+        if a[kind] != b[kind]:
+            lost = [x for x in a[kind] if x not in b[kind]]
+            added = [x for x in b[kind] if x not in a[kind]]
+            detail = (
+                "; ".join(
+                    part
+                    for part in (
+                        f"missing {lost[:3]!r}" if lost else "",
+                        f"extra {added[:3]!r}" if added else "",
+                    )
+                    if part
+                )
+                or "a different count or order"
+            )
+            out.append(f"{kind}: {detail}")
+    return out
+
+
+# Emphasis that Markdown does not close: `**어텐션(attention)**은` shows its asterisks, because a closing `**`
+# after punctuation must be followed by a space or punctuation (CommonMark's right-flanking rule).
+GLOSSARY = ROOT / "i18n" / "glossary.yml"
+
+
+def lint(ko: str) -> list[str]:
+    """Korean-only rules: the emphasis trap, and the glossary's words never to use."""
+    out = []
+    for line in ko.splitlines():
+        clean = _MATH.sub("$$", _CODE.sub("``", line))
+        stars = [m.start() for m in re.finditer(r"(?<!\*)\*\*(?!\*)", clean)]
+        for closing in stars[1::2]:
+            before, after = clean[closing - 1 : closing], clean[closing + 2 : closing + 3]
+            if before and not before.isspace() and not before.isalnum() and after and after.isalnum():
+                out.append(
+                    f"emphasis: '**' after {before!r} before {after!r} is not closed: {line.strip()[:80]!r}"
+                )
+    if GLOSSARY.exists():
+        for rule in yaml.safe_load(GLOSSARY.read_text()).get("never", []):
+            for m in re.finditer(rule["pattern"], ko):
+                out.append(f"glossary: {m.group(0)!r}: {rule['why']}")
+    return out
+
+
+# ---------------------------------------------------------------- the generated Korean pages
+
+
+def korean_page(page: str) -> str:
+    """The text of ko/<page>: the English page with each entry's text replaced by its Korean."""
+    ko = {e["id"]: e["ko"] for e in load(page)}
+    path = ROOT / page
+    if page.endswith(".ipynb"):
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "markdown":
+                cell["source"] = ko[cell["id"]].splitlines(keepends=True)
+        return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+    return "".join(ko[key] for key, _ in md_sections(path.read_text()))
+
+
+def generate(page: str) -> Path:
+    out = OUT / page
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(korean_page(page))
+    return out
+
+
+# ---------------------------------------------------------------- command line
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("command", choices=["sync", "generate", "status"])
+    parser.add_argument("pages", nargs="*", help="pages relative to the repository root (default: all)")
+    args = parser.parse_args(argv)
+    pages = args.pages or PAGES
+    for page in pages:
+        if page not in PAGES:
+            parser.error(f"pages: {page!r} is not a page of the Korean edition ({', '.join(PAGES)})")
+    if args.command == "sync":
+        for page in pages:
+            path = translation_path(page)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = dump(page, sync(page))
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
+                print(f"wrote {path.relative_to(ROOT)}")
+        return 0
+    if args.command == "status":
+        for page in pages:
+            left = problems(page)
+            print(f"{page}: {'complete' if not left else f'{len(left)} to do'}")
+            for p in left[:20]:
+                print(f"  {p}")
+        return 0
+    bad = 0
+    for page in pages:
+        left = problems(page)
+        if left:
+            bad += 1
+            print(f"{page}: not generated, {len(left)} entries to do (tools/i18n.py status {page})")
+            continue
+        print(f"wrote {generate(page).relative_to(ROOT)}")
+    return 1 if bad and args.pages else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
