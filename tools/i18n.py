@@ -17,7 +17,8 @@ writes ko/<page>: a notebook's code cells and outputs are the English ones, byte
 cells are the Korean. The Korean pages are generated, never edited by hand.
 
     python tools/i18n.py sync [page ...]      # create or update translation files
-    python tools/i18n.py generate [page ...]  # write ko/<page> from them (complete pages only)
+    python tools/i18n.py generate             # write ko/: the complete pages, ko/_toc.yml, ko/_config.yml
+    python tools/i18n.py generate --check     # exit 1 and list the ko/ files that differ from what it writes
     python tools/i18n.py status               # what is left to translate, page by page
 """
 
@@ -29,6 +30,8 @@ import re
 import sys
 from pathlib import Path
 
+import generated
+import i18n_book
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,24 +272,62 @@ def lint(ko: str) -> list[str]:
 # ---------------------------------------------------------------- the generated Korean pages
 
 
-def korean_page(page: str) -> str:
-    """The text of ko/<page>: the English page with each entry's text replaced by its Korean."""
+def korean_page(page: str, present: set[str] | None = None) -> str:
+    """The text of ko/<page>: the English page with each entry's text replaced by its Korean. A notebook is
+    written as nbformat writes the English one (tools/execute_notebooks.py), so that its code cells and
+    outputs are the same bytes. ``present``: the pages (without suffix) of the Korean edition; references to
+    other pages go to the English site (tools/i18n_book.py)."""
     ko = {e["id"]: e["ko"] for e in load(page)}
+    refs = i18n_book.References(page.rsplit(".", 1)[0], present if present is not None else edition_pages())
     path = ROOT / page
     if page.endswith(".ipynb"):
         nb = json.loads(path.read_text())
         for cell in nb["cells"]:
             if cell["cell_type"] == "markdown":
-                cell["source"] = ko[cell["id"]].splitlines(keepends=True)
-        return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
-    return "".join(ko[key] for key, _ in md_sections(path.read_text()))
+                cell["source"] = refs.markdown(ko[cell["id"]]).splitlines(keepends=True)
+        return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    return "".join(refs.markdown(ko[key]) for key, _ in md_sections(path.read_text()))
 
 
-def generate(page: str) -> Path:
-    out = OUT / page
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(korean_page(page))
-    return out
+def complete_pages() -> list[str]:
+    """The pages whose translation is complete and current, in the order of PAGES: the Korean edition."""
+    return [page for page in PAGES if not problems(page)]
+
+
+def edition_pages() -> set[str]:
+    return {page.rsplit(".", 1)[0] for page in complete_pages()}
+
+
+def edition_files() -> dict[Path, str]:
+    """Every file of ko/ that generate writes (the pages, the home notice, _toc.yml, _config.yml)."""
+    pages = complete_pages()
+    present = {page.rsplit(".", 1)[0] for page in pages}
+    files = {OUT / page: korean_page(page, present) for page in pages}
+    files.setdefault(OUT / "intro.md", i18n_book.home_notice())
+    files[OUT / "_toc.yml"] = i18n_book.toc(present)
+    files[OUT / "_config.yml"] = i18n_book.config()
+    return files
+
+
+def stale_files(files: dict[Path, str]) -> list[Path]:
+    """Pages in ko/ that generate would not write now (their translation is no longer complete)."""
+    candidates = [OUT / page for page in PAGES] + [OUT / "_toc.yml", OUT / "_config.yml"]
+    return [path for path in candidates if path.exists() and path not in files]
+
+
+def generate(check: bool = False) -> list[str]:
+    """Write ko/ (or, with ``check``, only find what differs); return the files that differed."""
+    files = edition_files()
+    changed = [
+        str(path.relative_to(ROOT))
+        for path, text in files.items()
+        if generated.update(path, text.encode(), check)
+    ]
+    for path in stale_files(files):
+        changed.append(f"{path.relative_to(ROOT)} (no longer complete: removed)")
+        if not check:
+            path.unlink()
+    return changed
 
 
 # ---------------------------------------------------------------- command line
@@ -298,6 +339,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("command", choices=["sync", "generate", "status"])
     parser.add_argument("pages", nargs="*", help="pages relative to the repository root (default: all)")
+    parser.add_argument("--check", action="store_true", help="generate: list what differs, exit 1 if any")
     args = parser.parse_args(argv)
     pages = args.pages or PAGES
     for page in pages:
@@ -313,21 +355,26 @@ def main(argv: list[str]) -> int:
                 print(f"wrote {path.relative_to(ROOT)}")
         return 0
     if args.command == "status":
+        done = 0
         for page in pages:
             left = problems(page)
+            done += not left
             print(f"{page}: {'complete' if not left else f'{len(left)} to do'}")
             for p in left[:20]:
                 print(f"  {p}")
+        missing = [page for page in pages if problems(page)]
+        print(f"status: {done} of {len(pages)} pages in the Korean edition")
+        print(f"status: not yet in it: {', '.join(missing) or 'none'}")
         return 0
-    bad = 0
-    for page in pages:
-        left = problems(page)
-        if left:
-            bad += 1
-            print(f"{page}: not generated, {len(left)} entries to do (tools/i18n.py status {page})")
-            continue
-        print(f"wrote {generate(page).relative_to(ROOT)}")
-    return 1 if bad and args.pages else 0
+    if args.pages:
+        parser.error("generate writes the whole Korean edition (every complete page): name no pages")
+    changed = generate(check=args.check)
+    if args.check:
+        return generated.report(changed, "python tools/i18n.py generate")
+    for shown in changed:
+        print(f"wrote {shown}")
+    print(f"generate: {len(complete_pages())} of {len(PAGES)} pages in the Korean edition")
+    return 0
 
 
 if __name__ == "__main__":
