@@ -51,6 +51,31 @@ NOTE = (
     " website is built from; the numbers in the text come from its stored outputs and change when you re-run"
     " the cells).*"
 )
+# The Korean edition (ko/, tools/i18n.py) has Colab editions too, colab/ko/...: the same rewriting, with the
+# words that the rewriting itself writes (the note, "Fig.", admonition titles) in Korean, as the Korean site
+# writes them (Sphinx's own Korean for figures and admonitions).
+KOREAN = "ko"
+WORDS = {
+    "en": {"note": NOTE, "figure": "Fig.", "admonitions": {}},
+    KOREAN: {
+        "note": (
+            "*[이 강의]({page})의 Colab판입니다(웹사이트를 만드는 노트북에서"
+            " `tools/colab_edition.py`가 생성했습니다."
+            " 본문의 숫자는 저장된 출력에서 가져온 것이므로"
+            " 셀을 다시 실행하면 바뀝니다).*"
+        ),
+        "figure": "그림",
+        "admonitions": {
+            "note": "노트",
+            "tip": "팁",
+            "warning": "경고",
+            "important": "중요",
+            "seealso": "더 보기",
+            "hint": "힌트",
+            "caution": "주의",
+        },
+    },
+}
 
 GLUE_TEXT = re.compile(r"\{glue:text\}`([^`]+)`|\{glue\}`([^`]+)`")
 NUMREF = re.compile(r"\{numref\}`([^`]+)`")
@@ -78,8 +103,9 @@ def site_url() -> str:
     return url.rstrip("/") + "/"
 
 
-def toc_files() -> list[str]:
-    """The book's pages in reading order (paths without suffix), as Sphinx numbers its figures."""
+def toc_files(book: str = "") -> list[str]:
+    """The pages of the book in ``book`` ("" or "ko/") in reading order (paths without suffix, from the
+    repository root), as Sphinx numbers its figures."""
 
     def walk(entries):
         for entry in entries or []:
@@ -88,8 +114,8 @@ def toc_files() -> list[str]:
             yield from walk(entry.get("chapters"))  # a part's chapters
             yield from walk(entry.get("sections"))
 
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    return [toc["root"], *walk(toc.get("parts"))]
+    toc = yaml.safe_load((ROOT / book / "_toc.yml").read_text())
+    return [book + page for page in (toc["root"], *walk(toc.get("parts")))]
 
 
 def _directives(source: str):
@@ -102,10 +128,10 @@ def _directives(source: str):
         yield match, match["name"].strip(), match["arg"].strip(), options, "\n".join(lines).strip()
 
 
-def figure_labels() -> dict[str, tuple[int, str]]:
+def figure_labels(book: str = "") -> dict[str, tuple[int, str]]:
     """label -> (website figure number, page) of every named figure of the book, in reading order."""
     labels: dict[str, tuple[int, str]] = {}
-    for page in toc_files():
+    for page in toc_files(book):
         path = ROOT / f"{page}.ipynb"
         if not path.exists():
             continue
@@ -134,8 +160,16 @@ def glued_values(nb: nbformat.NotebookNode) -> dict[str, dict]:
 class Edition:
     """Rewrites the Markdown of one notebook (``page``: its path in the book, without suffix)."""
 
-    def __init__(self, page: str, glued: dict[str, dict], labels: dict[str, tuple[int, str]], site: str):
+    def __init__(
+        self,
+        page: str,
+        glued: dict[str, dict],
+        labels: dict[str, tuple[int, str]],
+        site: str,
+        lang: str = "en",
+    ):
         self.page, self.glued, self.labels, self.site = page, glued, labels, site
+        self.words = WORDS[lang]
 
     def url(self, page: str, anchor: str = "") -> str:
         return f"{self.site}{page}.html" + (f"#{anchor}" if anchor else "")
@@ -152,7 +186,7 @@ class Edition:
     def numref(self, match: re.Match) -> str:
         content = match[1]
         explicit = re.fullmatch(r"(.*?)\s*<([^>]+)>", content, re.S)
-        title, label = (explicit[1], explicit[2]) if explicit else ("Fig. %s", content)
+        title, label = (explicit[1], explicit[2]) if explicit else (f"{self.words['figure']} %s", content)
         if label not in self.labels:
             raise KeyError(f"{self.page}: {{numref}} names {label!r}, which is no figure of the book")
         number, page = self.labels[label]
@@ -218,8 +252,9 @@ class Edition:
         if name == "glue:figure":
             bundle = self.value(arg)
             number = self.labels.get(options.get("name", ""), (None,))[0]
-            caption = f"**Fig. {number}.** {body}" if number else body
-            alt = html.escape(options.get("alt") or f"Fig. {number}")  # :alt: says what it shows
+            figure = self.words["figure"]
+            caption = f"**{figure} {number}.** {body}" if number else body
+            alt = html.escape(options.get("alt") or f"{figure} {number}")  # :alt: says what it shows
             if "image/png" in bundle:
                 image = f'<img src="data:image/png;base64,{bundle["image/png"].strip()}" alt="{alt}"/>'
             elif "image/svg+xml" in bundle:
@@ -228,7 +263,7 @@ class Edition:
                 raise KeyError(f"{self.page}: glued figure {arg!r} has no image in its stored output")
             return f"{image}\n\n{caption}"
         if name in ("admonition", "note", "tip", "warning", "important", "seealso", "hint", "caution"):
-            title = arg if name == "admonition" else name.capitalize()
+            title = arg if name == "admonition" else self.words["admonitions"].get(name, name.capitalize())
             quoted = "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
             return f"> **{title}**\n>\n{quoted}"
         raise ValueError(f"{self.page}: no Colab rendering for the MyST directive {{{name}}}: add one")
@@ -247,11 +282,15 @@ class Edition:
         return DOC.sub(self.doc, source)
 
 
+def language(path: Path) -> str:
+    return KOREAN if path.relative_to(ROOT).parts[0] == KOREAN else "en"
+
+
 def edition(path: Path, labels: dict[str, tuple[int, str]], site: str) -> nbformat.NotebookNode:
-    """The Colab edition of the notebook at ``path``."""
+    """The Colab edition of the notebook at ``path`` (an English one, or a Korean one under ko/)."""
     nb = nbformat.read(path, as_version=4)
     page = path.relative_to(ROOT).with_suffix("").as_posix()
-    rewrite = Edition(page, glued_values(nb), labels, site)
+    rewrite = Edition(page, glued_values(nb), labels, site, language(path))
     out = copy.deepcopy(nb)
     for cell in out.cells:
         if cell.cell_type == "markdown":
@@ -261,7 +300,7 @@ def edition(path: Path, labels: dict[str, tuple[int, str]], site: str) -> nbform
             if FOLDED & set(cell.metadata.get("tags", [])):
                 cell.metadata["cellView"] = "form"
     first_text = next((i for i, c in enumerate(out.cells) if c.cell_type == "markdown"), 0)
-    note = nbformat.v4.new_markdown_cell(NOTE.format(page=rewrite.url(page)))
+    note = nbformat.v4.new_markdown_cell(rewrite.words["note"].format(page=rewrite.url(page)))
     note["id"] = "colab-edition-note"
     out.cells.insert(first_text + 1, note)
     return out
@@ -275,17 +314,34 @@ def render(nb: nbformat.NotebookNode) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+def korean_notebooks() -> list[Path]:
+    """The notebooks of the Korean edition, ko/chapters and ko/exercises (the complete translations)."""
+    return sorted(p for folder in ("chapters", "exercises") for p in (ROOT / KOREAN / folder).glob("*.ipynb"))
+
+
 def write(paths: list[Path] | None = None, check: bool = False) -> list[Path]:
-    """Write (or with ``check`` only find) the editions of ``paths`` (default: every notebook) that are out of
-    date; return them."""
-    labels, site = figure_labels(), site_url()
+    """Write (or with ``check`` only find) the editions of ``paths`` (default: every notebook, English and
+    Korean) that are out of date; return them. Without ``paths``, a Korean edition whose notebook is no longer
+    in ko/ is removed (listed with ``check``)."""
+    site = site_url()
+    labels = {"en": figure_labels()}
+    if (ROOT / KOREAN / "_toc.yml").exists():
+        labels[KOREAN] = figure_labels(f"{KOREAN}/")
     stale = []
-    for path in paths or course_notebooks():
+    for path in paths or course_notebooks() + korean_notebooks():
         target = edition_path(path)
-        if generated.update(target, render(edition(path, labels, site)).encode(), check):
+        if generated.update(target, render(edition(path, labels[language(path)], site)).encode(), check):
             stale.append(target)
             if not check:
                 print(f"written: {target.relative_to(ROOT)}")
+    if paths is None:
+        wanted = {edition_path(p) for p in korean_notebooks()}
+        for target in sorted((EDITION_DIR / KOREAN).rglob("*.ipynb")):
+            if target not in wanted:
+                stale.append(target)
+                if not check:
+                    target.unlink()
+                    print(f"removed: {target.relative_to(ROOT)} (its page left the Korean edition)")
     return stale
 
 
