@@ -25,6 +25,7 @@ cells are the Korean. The Korean pages are generated, never edited by hand.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -117,11 +118,19 @@ HEADER = """\
 """
 
 
+# libyaml's parser where PyYAML was built with it: the pure-Python one made `generate` take seconds
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _yaml(path: Path):
+    return yaml.load(path.read_text(), Loader=_LOADER)
+
+
 def load(page: str) -> list[dict]:
     path = translation_path(page)
     if not path.exists():
         return []
-    data = yaml.safe_load(path.read_text()) or {}
+    data = _yaml(path) or {}
     return data.get("cells", [])
 
 
@@ -180,7 +189,11 @@ def problems(page: str) -> list[str]:
         elif e.get("was") is not None:
             found.append(f"{page} [{e['id']}]: out of date (its English changed; update ko, then delete was)")
         else:
-            found += [f"{page} [{e['id']}]: {p}" for p in broken_invariants(e["en"], e["ko"]) + lint(e["ko"])]
+            short = short_translation(e["en"], e["ko"])
+            found += [
+                f"{page} [{e['id']}]: {p}"
+                for p in broken_invariants(e["en"], e["ko"]) + lint(e["ko"]) + ([short] if short else [])
+            ]
     return found
 
 
@@ -245,9 +258,46 @@ def broken_invariants(en: str, ko: str) -> list[str]:
     return out
 
 
+# A translation much shorter than its English is a summary, not a translation. Korean writes the same prose
+# in fewer characters than English (a syllable block is a character), so the check compares the prose alone
+# (no math, code, roles, link targets, tags or Markdown marks), as a ratio of characters other than spaces, on
+# entries long enough for a ratio to mean something. Calibrated on the entries in the translators' clones at
+# 00:30 UTC on 2026-11-28 (284 entries of 120+ English characters: ratio 0.375 to 0.895, median 0.52, 1st
+# percentile 0.41); tests/i18n/test_completeness.py prints the distribution of the committed translations.
+SHORT_RATIO = 0.30
+MIN_PROSE = 120  # English characters of prose below which the ratio is not checked
+
+
+def prose_length(text: str) -> int:
+    """Characters of prose in a Markdown text, spaces and punctuation-only marks left out."""
+    text = re.sub(r"^(`{3,}|:{3,}).*?^\1", "", text, flags=re.M | re.S)
+    text = _ROLE.sub("", _MATH.sub("", text))
+    text = _CODE.sub("", text)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    text = _TAG.sub("", text)
+    text = re.sub(r"^\s*:[\w-]+:.*$", "", text, flags=re.M)  # directive options
+    return len(re.sub(r"[\s#*_>|\[\]()`$-]", "", text))
+
+
+def short_translation(en: str, ko: str) -> str | None:
+    """A problem when the Korean prose is under SHORT_RATIO of the English's (see prose_length)."""
+    n_en = prose_length(en)
+    if n_en < MIN_PROSE:
+        return None
+    ratio = prose_length(ko) / n_en
+    if ratio < SHORT_RATIO:
+        return f"length: the Korean prose is {ratio:.2f} of the English (under {SHORT_RATIO}): a summary?"
+    return None
+
+
 # Emphasis that Markdown does not close: `**어텐션(attention)**은` shows its asterisks, because a closing `**`
 # after punctuation must be followed by a space or punctuation (CommonMark's right-flanking rule).
 GLOSSARY = ROOT / "i18n" / "glossary.yml"
+
+
+@functools.lru_cache(maxsize=4)
+def _glossary(path: Path, mtime: int) -> dict:
+    return _yaml(path)
 
 
 def lint(ko: str) -> list[str]:
@@ -263,7 +313,7 @@ def lint(ko: str) -> list[str]:
                     f"emphasis: '**' after {before!r} before {after!r} is not closed: {line.strip()[:80]!r}"
                 )
     if GLOSSARY.exists():
-        for rule in yaml.safe_load(GLOSSARY.read_text()).get("never", []):
+        for rule in _glossary(GLOSSARY, GLOSSARY.stat().st_mtime_ns).get("never", []):
             for m in re.finditer(rule["pattern"], ko):
                 out.append(f"glossary: {m.group(0)!r}: {rule['why']}")
     return out
@@ -272,13 +322,14 @@ def lint(ko: str) -> list[str]:
 # ---------------------------------------------------------------- the generated Korean pages
 
 
-def korean_page(page: str, present: set[str] | None = None) -> str:
+def korean_page(page: str, present: set[str] | None = None, labels: dict | None = None) -> str:
     """The text of ko/<page>: the English page with each entry's text replaced by its Korean. A notebook is
     written as nbformat writes the English one (tools/execute_notebooks.py), so that its code cells and
     outputs are the same bytes. ``present``: the pages (without suffix) of the Korean edition; references to
     other pages go to the English site (tools/i18n_book.py)."""
     ko = {e["id"]: e["ko"] for e in load(page)}
-    refs = i18n_book.References(page.rsplit(".", 1)[0], present if present is not None else edition_pages())
+    present = present if present is not None else edition_pages()
+    refs = i18n_book.References(page.rsplit(".", 1)[0], present, labels)
     path = ROOT / page
     if page.endswith(".ipynb"):
         nb = json.loads(path.read_text())
@@ -287,6 +338,29 @@ def korean_page(page: str, present: set[str] | None = None) -> str:
                 cell["source"] = refs.markdown(ko[cell["id"]]).splitlines(keepends=True)
         return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     return "".join(refs.markdown(ko[key]) for key, _ in md_sections(path.read_text()))
+
+
+def parity(page: str) -> list[str]:
+    """How ko/<page> differs from the English where it must not: a notebook's cell ids and types in the
+    same order, its code cells (source, outputs, metadata) and the notebook's metadata the same JSON, byte
+    for byte. (Its markdown keeps the English's invariants: ``problems``.)"""
+    english, korean = ROOT / page, OUT / page
+    if not korean.exists():
+        return [f"{page}: not in the Korean edition (no {korean.relative_to(ROOT)})"]
+    if not page.endswith(".ipynb"):
+        return []
+    en, ko = json.loads(english.read_text()), json.loads(korean.read_text())
+    found = []
+    shape = [(c.get("id"), c["cell_type"]) for c in en["cells"]]
+    if [(c.get("id"), c["cell_type"]) for c in ko["cells"]] != shape:
+        found.append(f"{page}: the cells' ids and types differ from the English ones (or their order)")
+    for a, b in zip(en["cells"], ko["cells"], strict=False):
+        if a["cell_type"] == "code" and json.dumps(a, sort_keys=True) != json.dumps(b, sort_keys=True):
+            found.append(f"{page} [{a.get('id')}]: the code cell or its outputs differ from the English")
+    for key in ("metadata", "nbformat", "nbformat_minor"):
+        if en.get(key) != ko.get(key):
+            found.append(f"{page}: the notebook's {key} differs from the English")
+    return found
 
 
 def complete_pages() -> list[str]:
@@ -302,7 +376,8 @@ def edition_files() -> dict[Path, str]:
     """Every file of ko/ that generate writes (the pages, the home notice, _toc.yml, _config.yml)."""
     pages = complete_pages()
     present = {page.rsplit(".", 1)[0] for page in pages}
-    files = {OUT / page: korean_page(page, present) for page in pages}
+    labels = i18n_book.figure_labels()
+    files = {OUT / page: korean_page(page, present, labels) for page in pages}
     files.setdefault(OUT / "intro.md", i18n_book.home_notice())
     files[OUT / "_toc.yml"] = i18n_book.toc(present)
     files[OUT / "_config.yml"] = i18n_book.config()

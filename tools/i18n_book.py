@@ -41,11 +41,11 @@ def book_strings() -> dict:
 class References:
     """Rewrites the references of one Korean page (``page``, its English path without suffix) that reach a
     page not in the Korean edition (``present``: the paths without suffix that are) into links to the English
-    site."""
+    site. ``labels``: the English book's figures (colab_edition.figure_labels), read once per edition."""
 
-    def __init__(self, page: str, present: set[str]):
+    def __init__(self, page: str, present: set[str], labels: dict | None = None):
         self.present = present
-        self.english = Edition(page, {}, figure_labels(), site_url())
+        self.english = Edition(page, {}, labels if labels is not None else figure_labels(), site_url())
 
     def doc(self, match: re.Match) -> str:
         content = match[1]
