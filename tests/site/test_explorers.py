@@ -236,18 +236,22 @@ def _notebook_explorers(chapter: str) -> list[dict]:
     return payloads
 
 
-CHAPTERS = sorted(p.stem for p in (ROOT / "chapters").glob("*.ipynb"))
+# both sites: a Korean chapter (ko/chapters, a complete translation) has the English one's explorers
+PAGES = sorted(
+    f"{book}chapters/{p.stem}" for book in ("", "ko/") for p in (ROOT / book / "chapters").glob("*.ipynb")
+)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_every_explorer_of_a_chapter_page_redraws_offline_as_python_drew_it(site, run_in_page, chapter):
+@pytest.mark.parametrize("page", PAGES)
+def test_every_explorer_of_a_chapter_page_redraws_offline_as_python_drew_it(site, run_in_page, page):
+    book, chapter = page.rsplit("chapters/", 1)
     payloads = _notebook_explorers(chapter)
     if not payloads:
         source = (ROOT / "chapters" / f"{chapter}.ipynb").read_text()
         assert not re.search(r"\bexplore\(|_explorer\(", source), "an explorer was stored without its frames"
         pytest.skip(f"{chapter} has no explorer")
-    html = (site / "chapters" / f"{chapter}.html").read_text()
+    html = (site / f"{page}.html").read_text()
     problems = explore_page(
-        run_in_page, site / "chapters" / f"_explorer_check_{chapter}.html", html, payloads
+        run_in_page, site / book / "chapters" / f"_explorer_check_{chapter}.html", html, payloads
     )
     assert problems == []

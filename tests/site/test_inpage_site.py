@@ -13,9 +13,10 @@ from attnlib import inpage
 from attnlib.data.dates import TWO_DIGIT_YEAR_FORMATS, date_formats, make_dates
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES_WITH_MODELS = sorted(
-    f"chapters/{path.stem}"
-    for path in (ROOT / "chapters").glob("*.ipynb")
+PAGES_WITH_MODELS = sorted(  # both sites: a Korean page (ko/chapters) has the English page's code and outputs
+    f"{book}chapters/{path.stem}"
+    for book in ("", "ko/")
+    for path in (ROOT / book / "chapters").glob("*.ipynb")
     if "inpage.demo(" in path.read_text()
 )
 SPEC = re.compile(

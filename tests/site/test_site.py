@@ -16,9 +16,10 @@ CHAPTER_3 = "chapters/03_dot_product_attention"
 
 
 def test_every_page_in_the_toc_is_built(site):
-    missing = [page for page in _toc_pages() if not (site / f"{page}.html").exists()]
+    missing = [page for page in _both_sites() if not (site / f"{page}.html").exists()]
     assert missing == []
     assert (site / "index.html").exists()
+    assert (site / "ko" / "index.html").exists()
 
 
 def _colab_prefix() -> str:
@@ -83,20 +84,26 @@ def test_chapter_3_explorer_draws_its_controls_offline(chapter_3_offline):
     assert 'class="attnlib-explorer-frame"' in dom
 
 
-def _toc_pages() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+def _toc_pages(book: str = "") -> list[str]:
+    """The pages of the English book (``book`` ""), or of the Korean book ("ko/": its pages under ko/)."""
+    toc = yaml.safe_load((ROOT / book / "_toc.yml").read_text())
     pages = [toc["root"]]
-    for part in toc["parts"]:
+    for part in toc.get("parts", []):
         for chapter in part["chapters"]:
             pages += [chapter["file"]] + [section["file"] for section in chapter.get("sections", [])]
-    return pages
+    return [book + page for page in pages]
+
+
+def _both_sites() -> list[str]:
+    """Every page of both sites: the site tests that read every page run on the Korean pages too."""
+    return _toc_pages() + (_toc_pages("ko/") if (ROOT / "ko" / "_toc.yml").exists() else [])
 
 
 def _javascript_errors(console: str) -> list[str]:
     return [line for line in console.splitlines() if "CONSOLE" in line and "Uncaught" in line]
 
 
-@pytest.mark.parametrize("page", _toc_pages())
+@pytest.mark.parametrize("page", _both_sites())
 def test_page_has_no_javascript_errors_offline(site, browser, page):
     _, console = browser(site / f"{page}.html")
     assert _javascript_errors(console) == []
@@ -117,7 +124,7 @@ def test_a_javascript_error_on_a_page_is_caught(site, browser):
 ICON = re.compile(r'<link rel="icon" href="([^"]+)"')
 
 
-@pytest.mark.parametrize("page", _toc_pages())
+@pytest.mark.parametrize("page", _both_sites())
 def test_page_names_an_icon_that_the_site_holds(site, page):
     """Without an icon link, a browser asks the server for /favicon.ico and logs a 404 on the first visit."""
     html = (site / f"{page}.html").read_text()
@@ -181,7 +188,7 @@ def empty_headers(html: str) -> int:
     return parser.empty
 
 
-@pytest.mark.parametrize("page", _toc_pages())
+@pytest.mark.parametrize("page", _both_sites())
 def test_no_table_on_a_page_has_an_empty_header_cell(site, page):
     """A header that names nothing is announced as a blank column header (the tables' markup is static)."""
     assert empty_headers((site / f"{page}.html").read_text()) == 0
@@ -235,7 +242,7 @@ def alt_text_problems(html: str) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("page", _toc_pages())
+@pytest.mark.parametrize("page", _both_sites())
 def test_every_image_on_a_page_has_its_own_alt_text(site, page):
     """A reader who cannot see a figure hears its alt text: it must say something, and not the file's name."""
     assert alt_text_problems((site / f"{page}.html").read_text()) == []
