@@ -342,6 +342,8 @@ def write(paths: list[Path] | None = None, check: bool = False) -> list[Path]:
                 if not check:
                     target.unlink()
                     print(f"removed: {target.relative_to(ROOT)} (its page left the Korean edition)")
+                    if not any(target.parent.iterdir()):
+                        target.parent.rmdir()
     return stale
 
 

@@ -402,6 +402,8 @@ def generate(check: bool = False) -> list[str]:
         changed.append(f"{path.relative_to(ROOT)} (no longer complete: removed)")
         if not check:
             path.unlink()
+            if not any(path.parent.iterdir()):
+                path.parent.rmdir()
     return changed
 
 
@@ -447,7 +449,7 @@ def main(argv: list[str]) -> int:
     if args.check:
         return generated.report(changed, "python tools/i18n.py generate")
     for shown in changed:
-        print(f"wrote {shown}")
+        print(f"generate: {shown}")
     print(f"generate: {len(complete_pages())} of {len(PAGES)} pages in the Korean edition")
     return 0
 

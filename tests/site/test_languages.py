@@ -171,3 +171,16 @@ def test_control_a_link_to_a_missing_page_is_caught(site):
     assert [h for h in LOCAL_LINK.findall(html) if not (path.parent / h).exists()] == [
         "../ko/chapters/99_missing.html"
     ]
+
+
+def test_the_korean_colab_editions_number_figures_as_the_korean_site_does(site):
+    sys.path.insert(0, str(ROOT / "tools"))
+    from colab_edition import figure_labels
+
+    if not (ROOT / "ko" / "_toc.yml").exists():
+        pytest.skip("no Korean edition")
+    for label, (number, page) in figure_labels("ko/").items():
+        html = (site / f"{page}.html").read_text()
+        found = re.search(rf'id="{re.escape(label)}".*?caption-number">그림 (\d+)', html, re.S)
+        assert found, f"{label} not found on {page}.html"
+        assert int(found[1]) == number, f"{label}: website 그림 {found[1]}, Colab edition 그림 {number}"
