@@ -15,6 +15,15 @@ import yaml
 
 # The site's own pages that both languages have besides those of the table of contents.
 SITE_PAGES = {"search", "genindex"}
+# The first line of the Korean home while intro.md is not translated (tools/i18n_book.py writes it): that page
+# is a notice, not the Korean intro, so it is no page's twin.
+NOTICE = "<!-- korean-edition-notice -->"
+# The theme opens header links in a new tab; switching language replaces the page instead.
+SAME_TAB = (
+    'document.addEventListener("DOMContentLoaded", () => {'
+    ' for (const a of document.querySelectorAll("a.btn-language-switch-button"))'
+    ' a.removeAttribute("target"); });'
+)
 LABELS = {
     "en": ("English", "Read this page in English", "English edition"),
     "ko": ("한국어", "이 페이지의 한국어판", "한국어판 홈 (이 페이지는 아직 번역 중입니다)"),
@@ -45,9 +54,27 @@ def _sites(app):
     return "en", "ko", here / "ko", "ko/"
 
 
+def _is_notice(book: Path) -> bool:
+    intro = book / "intro.md"
+    return intro.exists() and intro.read_text().startswith(NOTICE)
+
+
 def _on_builder_inited(app):
-    _, _, book, _ = _sites(app)
-    app.env.language_switch_other = toc_pages(book) if (book / "_toc.yml").exists() else set()
+    lang, _, book, _ = _sites(app)
+    pages = toc_pages(book) if (book / "_toc.yml").exists() else set()
+    notice = _is_notice(Path(app.srcdir) if lang == "ko" else book)
+    if lang == "en" and notice:
+        pages.discard("intro")  # the English intro's Korean is not there: its link says so
+    state = (sorted(pages), lang == "ko" and notice)
+    # Pages are rewritten only when their source changes: when the other edition changed, rewrite them all.
+    app.env.language_switch_changed = getattr(app.env, "language_switch_state", None) != state
+    app.env.language_switch_state = state
+    app.env.language_switch_other = pages
+    app.env.language_switch_notice = lang == "ko" and notice  # the notice has no hreflang twin
+
+
+def _outdated(app, env, added, changed, removed):
+    return sorted(env.found_docs) if getattr(env, "language_switch_changed", False) else []
 
 
 def _on_page(app, pagename, templatename, context, doctree):
@@ -76,7 +103,8 @@ def _on_page(app, pagename, templatename, context, doctree):
             },
         )
     base = (app.config.html_baseurl or "").rstrip("/") + "/"
-    if base != "/" and pagename in pages:
+    notice = getattr(app.env, "language_switch_notice", False) and pagename == "intro"
+    if base != "/" and pagename in pages and not notice:
         english = base.removesuffix("ko/") if lang == "ko" else base
         links = [
             f'<link rel="alternate" hreflang="en" href="{english}{pagename}.html" />',
@@ -86,6 +114,8 @@ def _on_page(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    app.add_js_file(None, body=SAME_TAB)
     app.connect("builder-inited", _on_builder_inited)
+    app.connect("env-get-outdated", _outdated)
     app.connect("html-page-context", _on_page, priority=503)  # after the theme's header buttons (501)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -137,6 +137,7 @@ def config() -> str:
 
 
 HOME_NOTICE = """\
+<!-- korean-edition-notice -->
 # {title}
 
 이 강의의 한국어판은 지금 번역하고 있습니다. 번역이 끝난 페이지부터 이곳에 차례로 실립니다.
