@@ -38,6 +38,21 @@ def test_a_korean_colab_edition_has_the_english_editions_code_and_outputs(page):
     assert _code(korean) == _code(english)
 
 
+# as tests/tooling/test_colab_edition.py checks the English editions
+RAW_MYST = re.compile(r"\{(glue(:\w+)?|numref|doc|ref|eq)\}`|^(```|:::)\{", re.M)
+
+
+@pytest.mark.parametrize("page", NOTEBOOKS)
+def test_a_korean_colab_edition_shows_no_raw_myst(page):
+    korean = json.loads(colab_edition.edition_path(i18n.OUT / page).read_text())
+    raw = ["".join(c["source"])[:200] for c in korean["cells"] if c["cell_type"] == "markdown"]
+    assert [text for text in raw if RAW_MYST.search(text)] == []
+
+
+def test_control_the_korean_colab_editions_raw_myst_check_sees_a_role():
+    assert RAW_MYST.search("가중치는 {glue:text}`w:.2f`입니다.")
+
+
 def _code(nb):
     return [(c["source"], c.get("outputs"), c["metadata"]) for c in nb["cells"] if c["cell_type"] == "code"]
 
