@@ -184,7 +184,8 @@ def problems(page: str) -> list[str]:
 # ---------------------------------------------------------------- what a translation keeps
 
 # Everything in a cell that is not prose: a translation keeps each of these, the same number of times.
-_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$)(?:\\.|[^$\n])+?\$", re.S)
+# Inline math may run onto the next line, never over a blank one (as MyST's dollarmath reads it).
+_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$)(?:\\.|[^$\n]|\n(?![ \t]*\n))+?\$", re.S)
 _ROLE = re.compile(r"\{(glue:\w+|glue|numref|ref|doc|eq|download)\}`([^`]*)`")
 _CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
