@@ -189,8 +189,8 @@ def problems(page: str) -> list[str]:
 # Everything in a cell that is not prose: a translation keeps each of these, the same number of times.
 # Inline math may run onto the next line, never over a blank one (as MyST's dollarmath reads it).
 _MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$)(?:\\.|[^$\n]|\n(?![ \t]*\n))+?\$", re.S)
-_ROLE = re.compile(r"\{(glue:\w+|glue|numref|ref|doc|eq|download)\}`([^`]*)`")
-_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_ROLE = re.compile(r"(?<!`)\{(glue:\w+|glue|numref|ref|doc|eq|download)\}`([^`]*)`")  # not `{x}` in code
+_CODE = re.compile(r"(?<!`)`((?:[^`\n]|\n(?![ \t]*\n))+)`(?!`)")  # may run onto the next line
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _LABEL = re.compile(r"^\((\S+)\)=\s*$", re.M)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|:{3,})[ \t]*(\{[\w-]+\}|\w*)", re.M)
@@ -259,8 +259,9 @@ def _literal_asterisks(text: str) -> list[str]:
     found = []
     for token in md.parse(text):
         for child in token.children or []:
-            if child.type == "text" and "*" in child.content:
-                found.append(child.content)
+            # an asterisk with a space on both sides is a times sign ("W_c * H"), never emphasis
+            if child.type == "text" and "*" in re.sub(r"(?<=\s)\*(?=\s)", "", child.content):
+                found.append(re.sub(r"(?<=\s)\*(?=\s)", "", child.content))
     return found
 
 
