@@ -78,8 +78,8 @@ def test_the_workflow_checks_that_the_one_setting_is_this_repositorys():
     "repository, site",
     [
         (
-            "https://github.com/attention-course/attention-course",
-            "https://attention-course.github.io/attention-course/",
+            "https://github.com/octo-org/course",
+            "https://octo-org.github.io/course/",
         ),
         ("https://github.com/Kim-Lab/attention_ko", "https://kim-lab.github.io/attention_ko/"),
         ("https://github.com/kim/kim.github.io", "https://kim.github.io/"),
