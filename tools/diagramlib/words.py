@@ -111,7 +111,7 @@ KO = {
     },
     "seq2seq": {
         "without": "(a) 어텐션 없이: 모든 시점에 하나의 $c$",
-        "with": r"(b) 어텐션: 매 시점 $c_t = \sum_s \alpha_{t,s} h_s$",
+        "with": r"(b) 어텐션 사용: 시점마다 $c_t = \sum_s \alpha_{t,s} h_s$",
         "encoder": "인코더",
         "decoder": "디코더",
     },
@@ -127,8 +127,8 @@ KO = {
         "query again": r"쿼리 $s_t$ 한 번 더",
     },
     "bahdanau-luong": {
-        "bahdanau": "(a) 바다나우 어텐션 (4장): 먼저 어텐션, 다음에 상태",
-        "luong": "(b) 루옹 어텐션 (5장): 먼저 상태, 다음에 어텐션",
+        "bahdanau": "(a) 바다나우 어텐션 (4장): 어텐션한 뒤 상태 갱신",
+        "luong": "(b) 루옹 어텐션 (5장): 상태 갱신 뒤 어텐션",
         "gates": r"GRU: $c_t$는 게이트 $z_t, r_t, n_t$의 입력",
         "query": "쿼리",
     },
@@ -140,11 +140,11 @@ KO = {
         "keys and values": "키 = 값 = $h_1, \\dots, h_S$\n(인코더의 은닉 상태)",
     },
     "online-softmax": {
-        "title": "온라인 소프트맥스: 스코어 한 행 $e_t$를 키의 청크 $J$ 하나씩 읽는다",
+        "title": "온라인 소프트맥스: 스코어 한 행 $e_t$를 키의 청크 $J$ 단위로 읽는다",
         "chunk": "청크 ${chunk}$",
         "after": "${chunk}$ 이후",
         "note": "재조정 인수는 모두 $e^{m - m'} \\leq 1$: "
-        "지수가 넘치지 않고, 어느 청크도 두 번 읽지 않으며,\n"
+        "오버플로가 없고, 어느 청크도 두 번 읽지 않으며,\n"
         "가중치 행 전체를 저장하지 않는다 (Milakov & Gimelshein 2018; Dao 외 2022)",
     },
     "transformer": {
@@ -160,14 +160,14 @@ KO = {
         "keys, values": r"키, 값: $M$",
         "queries": "쿼리는 디코더에서",
         "look-up": r"크로스 어텐션은 5장의 조회: "
-        r"디코더의 은닉 상태($s_t$)가 인코더의 은닉 상태($h_s$)에 묻는다",
+        r"디코더의 은닉 상태($s_t$)로 인코더의 은닉 상태($h_s$)를 조회한다",
     },
     "kv-cache": {
         "title": r"트랜스포머 디코더의 디코딩 시점 $t$ (층 하나만 그림)",
         "no cache": "(a) 캐시 없이: 앞부분 전체를 다시 계산",
         "step 1": "시점 1",
         "step t": "시점 $t$",
-        "prefix": r"시점 $t$에 위치 $1, \dots, t$가 모든 블록을 다시 지난다",
+        "prefix": r"시점 $t$에서 위치 $1, \dots, t$가 모든 블록을 다시 통과",
         "self cost without": r"셀프 어텐션: 시점마다 $O(t^2 d)$, 전체 $O(T^3 d)$",
         "cross cost without": r"크로스 어텐션: 시점마다 $O(t S d)$, 전체 $O(T^2 S d)$",
         "projected again": r"($W_k m_s, W_v m_s$도 다시 계산)",
