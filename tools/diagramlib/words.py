@@ -98,7 +98,7 @@ KO = {
     "rnn-unrolled": {
         "rolled": "(a) 셀 하나, 루프 하나",
         "unrolled": r"(b) 시간 축으로 펼치면: $W_h$, $W_x$, $b$를 공유하는 층들",
-        "backwards": "역방향으로 가면 기울기에 시점마다 인수가 하나씩 곱해진다",
+        "backwards": "역전파에서는 기울기에 시점마다 인자가 하나씩 곱해진다",
     },
     "gru-cell": {
         "title": "GRU 셀 (조경현 외 2014, PyTorch의 규약): 이전 상태는 곱해지지 않고 더해진다",
@@ -155,7 +155,7 @@ KO = {
         "feed-forward": "피드 포워드",
         "memory": r"메모리 $M = [m_1, \dots, m_S]$",
         "decoder block": r"디코더 블록, $\times N$",
-        "causal self-attention": "인과적 셀프 어텐션 (멀티 헤드)",
+        "causal self-attention": "인과 셀프 어텐션 (멀티 헤드)",
         "cross-attention": "크로스 어텐션 (멀티 헤드)",
         "keys, values": r"키, 값: $M$",
         "queries": "쿼리는 디코더에서",
