@@ -13,7 +13,7 @@ import matplotlib
 import nbformat
 import pytest
 from colab_edition import edition_path
-from diagramlib import canvas
+from diagramlib import canvas, words
 from diagramlib.words import WORDS
 from matplotlib.patches import FancyBboxPatch
 from notebooks import ROOT
@@ -261,6 +261,20 @@ def test_a_diagram_draws_every_word_of_its_table(name):
 
     diagrams.plt.close(diagrams.DIAGRAMS[name](Recording(WORDS["en"][name])))
     assert set(asked) == set(WORDS["en"][name])
+
+
+@pytest.mark.parametrize("name", diagrams.DIAGRAMS)
+def test_the_korean_words_translate_the_english_words_of_now(name):
+    assert words.KO_TRANSLATES[name] == words.english_digest(name), (
+        f"the English words of {name} changed after its Korean was written: update WORDS['ko'][{name!r}] "
+        f"(tools/diagramlib/words.py), then KO_TRANSLATES[{name!r}] = {words.english_digest(name)!r}"
+    )
+
+
+def test_a_changed_english_word_marks_the_korean_out_of_date(monkeypatch):
+    before = words.english_digest("dot-product")
+    monkeypatch.setitem(words.EN, "dot-product", {**words.EN["dot-product"], "keys": "the keys"})
+    assert words.english_digest("dot-product") != before
 
 
 @pytest.mark.parametrize("name", diagrams.DIAGRAMS)

@@ -4,9 +4,13 @@ The drawing code names each label by its id (an English word or two) and never h
 label that is only maths (``$s_t$``) or only a name (``GRU``) stays in the drawing code. The maths inside a
 label is matplotlib mathtext and the same in every language (tests/tooling/test_diagrams.py checks it). The
 Korean terms are the glossary's (i18n/glossary.yml). A ``{chunk}`` is filled in by the drawing code.
+KO_TRANSLATES (at the end) records which English each diagram's Korean translates.
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
 
 EN = {
     "rnn-unrolled": {
@@ -181,3 +185,24 @@ KO = {
 }
 
 WORDS = {"en": EN, "ko": KO}
+
+
+def english_digest(name: str) -> str:
+    """A short hash of the English words of diagram ``name``: what its Korean was translated from."""
+    return hashlib.sha256(json.dumps(EN[name], sort_keys=True).encode()).hexdigest()[:12]
+
+
+# The English each diagram's Korean translates (english_digest): a changed English word fails the diagram
+# tests until a translator has updated the Korean and this digest with it (as tools/i18n.py marks a page's
+# entry out of date).
+KO_TRANSLATES = {
+    "rnn-unrolled": "815224c6efb8",
+    "gru-cell": "8af784aefc1f",
+    "seq2seq": "16a5fb7e42a4",
+    "dot-product": "f8d2b8f70062",
+    "bahdanau-luong": "9e20511762c5",
+    "bahdanau-unrolled": "7d9dc40a91d6",
+    "online-softmax": "e72fc697c8ac",
+    "transformer": "5ab3a3df75f6",
+    "kv-cache": "a41d09a46191",
+}
