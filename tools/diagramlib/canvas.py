@@ -28,7 +28,8 @@ STYLE = {
 # The Korean diagrams: Hangul from NanumGothic 3.021, the file of the pinned PyPI package koreanize-matplotlib
 # (requirements-course.txt; found on disk, never imported: importing it changes matplotlib's settings). The
 # glyphs become paths in the SVG, so --check holds only with this very file: its hash is checked. Maths stays
-# in the "cm" fontset; a character NanumGothic lacks falls back to DejaVu Sans.
+# in the "cm" fontset; a character NanumGothic lacks falls back to DejaVu Sans. The font is NAVER's, under the
+# SIL Open Font License 1.1; Debian's fonts-nanum 20200506-1 ships the same file (same sha256).
 KOREAN_FONT = ("koreanize-matplotlib", "koreanize_matplotlib/fonts/NanumGothic.ttf")
 KOREAN_FONT_SHA256 = "48a28e97b34fc8e5b157657633670cd1b7de126cfc414da65ce9c3d5bc8be733"
 
