@@ -15,3 +15,17 @@ numeric_env.apply()
 
 # The test command's schedule over the cores and its record of where the time goes (issue 31).
 pytest_plugins = ["pytest_schedule"]
+
+import pytest  # noqa: E402
+
+# What the fast tier (`bash tools/test.sh --fast`, `-m "not slow"`) leaves out besides the tests marked slow:
+# every test that needs an exercise set graded in the sandbox (the `graded` and `simulated` fixtures: each
+# set's fixtures, one sandbox each) or the built site driven in a headless browser. The full tier runs them.
+SLOW_FIXTURES = {"graded", "simulated", "browser", "run_in_page"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

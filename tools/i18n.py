@@ -192,7 +192,9 @@ def problems(page: str) -> list[str]:
             short = short_translation(e["en"], e["ko"])
             found += [
                 f"{page} [{e['id']}]: {p}"
-                for p in broken_invariants(e["en"], e["ko"]) + lint(e["ko"]) + ([short] if short else [])
+                for p in broken_invariants(e["en"], e["ko"])
+                + lint(e["ko"], e["en"])
+                + ([short] if short else [])
             ]
     return found
 
@@ -200,9 +202,10 @@ def problems(page: str) -> list[str]:
 # ---------------------------------------------------------------- what a translation keeps
 
 # Everything in a cell that is not prose: a translation keeps each of these, the same number of times.
-_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$)(?:\\.|[^$\n])+?\$", re.S)
-_ROLE = re.compile(r"\{(glue:\w+|glue|numref|ref|doc|eq|download)\}`([^`]*)`")
-_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+# Inline math may run onto the next line, never over a blank one (as MyST's dollarmath reads it).
+_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?!\$)(?:\\.|[^$\n]|\n(?![ \t]*\n))+?\$", re.S)
+_ROLE = re.compile(r"(?<!`)\{(glue:\w+|glue|numref|ref|doc|eq|download)\}`([^`]*)`")  # not `{x}` in code
+_CODE = re.compile(r"(?<!`)`((?:[^`\n]|\n(?![ \t]*\n))+)`(?!`)")  # may run onto the next line
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _LABEL = re.compile(r"^\((\S+)\)=\s*$", re.M)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|:{3,})[ \t]*(\{[\w-]+\}|\w*)", re.M)
@@ -291,7 +294,24 @@ def short_translation(en: str, ko: str) -> str | None:
 
 
 # Emphasis that Markdown does not close: `**어텐션(attention)**은` shows its asterisks, because a closing `**`
-# after punctuation must be followed by a space or punctuation (CommonMark's right-flanking rule).
+# (or `*`) after punctuation must be followed by a space or punctuation (CommonMark's right-flanking rule).
+# The text is parsed as the book parses it (markdown-it with dollar math and colon fences) and the asterisks
+# left in its text counted: more than in the English is a trap.
+def _literal_asterisks(text: str) -> list[str]:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.colon_fence import colon_fence_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    md = MarkdownIt("commonmark").use(dollarmath_plugin).use(colon_fence_plugin)
+    found = []
+    for token in md.parse(text):
+        for child in token.children or []:
+            # an asterisk with a space on both sides is a times sign ("W_c * H"), never emphasis
+            if child.type == "text" and "*" in re.sub(r"(?<=\s)\*(?=\s)", "", child.content):
+                found.append(re.sub(r"(?<=\s)\*(?=\s)", "", child.content))
+    return found
+
+
 GLOSSARY = ROOT / "i18n" / "glossary.yml"
 
 
@@ -300,18 +320,13 @@ def _glossary(path: Path, mtime: int) -> dict:
     return _yaml(path)
 
 
-def lint(ko: str) -> list[str]:
-    """Korean-only rules: the emphasis trap, and the glossary's words never to use."""
+def lint(ko: str, en: str = "") -> list[str]:
+    """Korean-only rules: emphasis left unclosed (asterisks that show), the glossary's words never to use."""
     out = []
-    for line in ko.splitlines():
-        clean = _MATH.sub("$$", _CODE.sub("``", line))
-        stars = [m.start() for m in re.finditer(r"(?<!\*)\*\*(?!\*)", clean)]
-        for closing in stars[1::2]:
-            before, after = clean[closing - 1 : closing], clean[closing + 2 : closing + 3]
-            if before and not before.isspace() and not before.isalnum() and after and after.isalnum():
-                out.append(
-                    f"emphasis: '**' after {before!r} before {after!r} is not closed: {line.strip()[:80]!r}"
-                )
+    shown, expected = _literal_asterisks(ko), _literal_asterisks(en)
+    if sum(t.count("*") for t in shown) > sum(t.count("*") for t in expected):
+        where = next((t for t in shown if t not in expected), shown[0])[:80]
+        out.append(f"emphasis: asterisks show as text (a closing * or ** after punctuation): {where!r}")
     if GLOSSARY.exists():
         for rule in _glossary(GLOSSARY, GLOSSARY.stat().st_mtime_ns).get("never", []):
             for m in re.finditer(rule["pattern"], ko):

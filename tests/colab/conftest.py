@@ -2,14 +2,11 @@
 and other seeds, where the setup cells take their Colab branch and install attnlib from a git URL of this
 repository.
 
-- ``.venv-colab/<kind>/`` (one for the chapters, one for the exercise sets, whose otter-grader needs a newer
-  ipywidgets and would change what the chapters meet): a virtual environment with what a Colab runtime has
-  before the course touches it (``COLAB_BASE``: Colab's ipywidgets 7.7.1 and widget front end, PyTorch,
-  numpy, pandas, matplotlib, an ipykernel) and nothing of the book's tools (no myst-nb, no jupyter-book, no
-  attnlib). Made once and kept while ``COLAB_BASE`` is unchanged (a stamp file holds it), like .venv.
-- ``google.colab`` exists and is imported when Python starts (Colab imports it too), so the standard setup
-  cell takes its Colab branch and pip-installs ``attnlib @ git+<url>@<branch>``. The URL is _config.yml's;
-  here it is replaced by a bare clone of this repository's committed state (no network is needed).
+- ``.venv-colab/<kind>/``: a runtime with what Colab has before the course touches it, made by
+  tools/colab_standin.py (the full tier's set-up runs it; a runtime not yet made is made here).
+  ``google.colab`` exists and is imported when Python starts, so the standard setup cell takes its Colab
+  branch and pip-installs ``attnlib @ git+<url>@<branch>``. The URL is _config.yml's; here it is replaced by a
+  bare clone of this repository's committed state (no network is needed).
 - Each notebook runs alone in an empty folder, as Colab opens it.
 - It is the learner's machine, not the book's: torch 2.14.1 (a CUDA build, run on the CPU here; the book pins
   2.13.0), none of the numeric pins of tools/numeric_env.py (torch picks its own kernels and thread count),
@@ -32,21 +29,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-VENVS = ROOT / ".venv-colab"
-# A Colab runtime's own packages (its ipywidgets front end is 7.x), with a torch other than the book's pinned
-# 2.13.0 (both lie on this machine's disk; 2.14.1 is a CUDA build of about 5.5 GB that runs on the CPU).
-COLAB_TORCH = "2.14.1"
-COLAB_BASE = [
-    f"torch=={COLAB_TORCH}",
-    "ipywidgets==7.7.1",
-    "widgetsnbextension==3.6.10",
-    "ipykernel>=6,<7",
-    "numpy",
-    "pandas",
-    "matplotlib",
-    "tqdm",
-]
-STARTUP = "import google.colab  # a Colab runtime imports it at start-up\n"
+sys.path.insert(0, str(ROOT / "tools"))
+
+from colab_standin import COLAB_TORCH, VENVS, freeze, make  # noqa: E402, F401 (COLAB_TORCH: test_chapters)
+
 SEED_BASE = 1000  # the seeds the stand-in's notebooks average over start here (the book's start at 0)
 # What the learner's machine does not have: the book's numeric pins (tools/numeric_env.py) and strict claims.
 NOT_ON_A_LEARNERS_MACHINE = [
@@ -61,54 +47,6 @@ NOT_ON_A_LEARNERS_MACHINE = [
 ]
 CLAIM_NOTE = "Note: the text claims that"
 
-sys.path.insert(0, str(ROOT / "tools"))
-
-
-def _freeze(venv: Path) -> dict[str, str]:
-    out = subprocess.run(
-        [venv / "bin" / "python", "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return {p["name"].lower(): p["version"] for p in json.loads(out)}
-
-
-def _pip(python: Path, *args: str) -> None:
-    done = subprocess.run(
-        [python, "-m", "pip", *args, "--quiet", "--disable-pip-version-check"], capture_output=True, text=True
-    )
-    assert done.returncode == 0, f"pip {' '.join(args)} in the Colab stand-in failed:\n{done.stderr[-3000:]}"
-
-
-def _make_venv(venv: Path) -> None:
-    """A fresh stand-in runtime: made once, then put back to its base state (no attnlib) on every run."""
-    python = venv / "bin" / "python"
-    stamp = venv / ".colab-stamp"
-    if stamp.exists() and stamp.read_text() == "\n".join(COLAB_BASE):
-        _pip(python, "uninstall", "--yes", "attnlib")  # what the last run's setup cells installed ...
-        _pip(python, "install", *COLAB_BASE)  # ... and what it changed
-        return
-    subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)
-    _pip(python, "install", "--upgrade", "pip")  # Colab's pip is recent; a new venv's may be too old
-    _pip(python, "install", *COLAB_BASE)
-    site = Path(
-        subprocess.run(
-            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    colab = site / "google" / "colab"
-    colab.mkdir(parents=True, exist_ok=True)
-    (colab / "__init__.py").write_text(
-        '"""Stand-in for Colab\'s google.colab (tests/colab/conftest.py)."""\n'
-    )
-    (site / "colab_standin.pth").write_text(STARTUP.replace("\n", "") + "\n")
-    (venv / "base-packages.json").write_text(json.dumps(_freeze(venv), indent=1, sort_keys=True))
-    stamp.write_text("\n".join(COLAB_BASE))
-
 
 @pytest.fixture(scope="session")
 def colab_origin(tmp_path_factory) -> str:
@@ -121,7 +59,7 @@ def colab_origin(tmp_path_factory) -> str:
 def colab_runtime(kind: str, tmp_path_factory):
     """Make (once) the stand-in runtime ``kind``; yield its kernel name; report what pip changed in it."""
     venv = VENVS / kind
-    _make_venv(venv)
+    make(kind)
     kernels = tmp_path_factory.mktemp("kernels")
     spec = kernels / "kernels" / f"colab-{kind}"
     spec.mkdir(parents=True)
@@ -148,7 +86,7 @@ def colab_runtime(kind: str, tmp_path_factory):
 
 def _pip_changes(venv: Path) -> str:
     before = json.loads((venv / "base-packages.json").read_text())
-    after = _freeze(venv)
+    after = freeze(venv)
     lines = [
         f"  changed {n}: {before[n]} -> {v}"
         for n, v in sorted(after.items())

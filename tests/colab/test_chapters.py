@@ -29,10 +29,10 @@ def test_the_colab_edition_runs_to_the_end(path, kernel, colab_origin, tmp_path)
 
 
 def test_installing_attnlib_keeps_colabs_widgets_and_torch(kernel, colab_origin, tmp_path):
-    from .conftest import VENVS, _freeze
+    from .conftest import VENVS, freeze
 
     run_alone(edition_path(CHAPTERS[0]), kernel, colab_origin, tmp_path)
-    packages = _freeze(VENVS / "chapters")
+    packages = freeze(VENVS / "chapters")
     assert packages["ipywidgets"] == "7.7.1"
     assert packages["torch"].startswith(COLAB_TORCH)
     assert "myst-nb" not in packages and "jupyter-book" not in packages

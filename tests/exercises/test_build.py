@@ -9,6 +9,7 @@ from exercise_helpers import ROOT, SETS, exercises
 from notebooks import setup_cell_in_sync
 
 
+@pytest.mark.slow  # builds every file of the set again (3 s a set)
 @pytest.mark.parametrize("name", SETS)
 def test_rebuilding_changes_no_committed_file(name):
     assert exercises.build(exercises.SOURCE_DIR / f"{name}.ipynb", check=True) == []

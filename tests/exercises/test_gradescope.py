@@ -7,6 +7,10 @@ placed in ``/autograder/submission`` and ``run_autograder`` must write ``/autogr
 Here the root is a temporary folder (``AUTOGRADER_ROOT``), and ``setup.sh`` runs with
 ``ATTNLIB_GRADESCOPE_PYTHON`` = the course's Python: it installs nothing and uses that environment, which a
 test below shows is its only difference. The scores must be those ``tools/grade.py`` gives the same notebooks.
+
+``tools/grade.py`` runs here under the course's virtual environment reached through a symbolic link (issue 26,
+hole 6), so the same run also shows that such a venv grades as its real path: the in-process grading of the
+``graded`` fixture (the real path) gives the solutions and the untouched notebook the same scores.
 """
 
 import csv
@@ -358,18 +362,23 @@ def _notebooks(name: str, root: Path) -> dict[str, nbformat.NotebookNode]:
     return notebooks
 
 
-def _grade_py(bundle: Path, notebooks: dict, tmp: Path) -> dict[str, dict[str, str]]:
-    folder, out = tmp / "grade_py_in", tmp / "grade_py_out"
+def _grade_py(bundle: Path, notebooks: dict, tmp: Path) -> tuple[Path, dict[str, dict[str, str]]]:
+    """grade.py on ``notebooks``, run by the venv's python through a symbolic link to the venv: (the python
+    it ran, {label: its scores.csv row})."""
+    folder, out, link = tmp / "grade_py_in", tmp / "grade_py_out", tmp / "venv-link"
     folder.mkdir()
     for label, nb in notebooks.items():
         nbformat.write(nb, folder / f"{label}.ipynb")
-    subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "grade.py"), str(bundle), str(folder), "--out", str(out)],
-        check=True,
+    link.symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    python = link / "bin" / "python"
+    run = subprocess.run(
+        [str(python), str(ROOT / "tools" / "grade.py"), str(bundle), str(folder), "--out", str(out)],
         capture_output=True,
+        text=True,
     )
+    assert run.returncode == 0, run.stderr[-3000:]
     with open(out / "scores.csv", encoding="utf-8") as f:
-        return {row["submission"]: row for row in csv.DictReader(f)}
+        return python, {row["submission"]: row for row in csv.DictReader(f)}
 
 
 def _run_autograder(root: Path, nb) -> dict:
@@ -395,15 +404,15 @@ def simulated(tmp_path_factory):
         assert setup.returncode == 0, setup.stderr[-2000:]
         notebooks = _notebooks(name, root)
         results = {label: _run_autograder(root, nb) for label, nb in notebooks.items()}
-        grade_py = _grade_py(
+        python, grade_py = _grade_py(
             root / "source" / "autograder.zip", notebooks, tmp_path_factory.mktemp("grade-py")
         )
-        return {"root": root, "results": results, "grade_py": grade_py}
+        return {"root": root, "results": results, "grade_py": grade_py, "grade_py_python": python}
 
     return simulate
 
 
-SIMULATED = [pytest.param(name, marks=pytest.mark.slow) for name in SETS]  # grades 7 notebooks, 2 runs each
+SIMULATED = [pytest.param(name, marks=pytest.mark.slow) for name in SETS]  # grades 6 notebooks, 2 runs each
 
 
 def _question_scores(data: dict) -> dict[str, float]:
@@ -455,3 +464,21 @@ def test_learner_code_neither_reads_the_hidden_tests_nor_writes_the_results(simu
     assert not (root / "results" / "stolen.zip").exists()
     exec(_attack(root), {})  # the positive control: run here, outside the sandbox, the attack succeeds
     assert (root / "results" / "stolen.zip").read_bytes() == (root / "source" / "autograder.zip").read_bytes()
+
+
+@pytest.mark.parametrize("name", SIMULATED)
+def test_a_venv_reached_through_a_symbolic_link_grades_as_its_real_path(simulated, graded, name):
+    """grade.py run by the venv's python through a link: the solutions and the untouched notebook get the
+    scores the same set's fixtures were given in-process (through the real path). Before the fix every module
+    torch imports lazily was missing in the sandbox and honest solutions lost a third to two thirds of their
+    points."""
+    run = simulated(name)
+    python = run["grade_py_python"]
+    assert python.parent.parent.is_symlink() and os.path.realpath(python.parent.parent) == str(
+        Path(sys.prefix).resolve()
+    )
+    for label in ("solutions", "untouched"):
+        result = graded[name]["results"][label]
+        auto = sum(q.score for q in result.questions if not q.manual)
+        assert float(run["grade_py"][label]["auto_score"]) == auto, label
+    assert float(run["grade_py"]["solutions"]["auto_score"]) > 0  # the control: a score that can be lost

@@ -37,6 +37,7 @@ def scratch(tmp_path, monkeypatch):
     return results
 
 
+@pytest.mark.slow  # runs the tiny recipe in child processes that import torch (5 s)
 def test_make_writes_every_seed_with_how_it_was_made(scratch):
     tool.make("tiny", None)
     data = json.loads((scratch / "tiny.json").read_text())
@@ -45,11 +46,13 @@ def test_make_writes_every_seed_with_how_it_was_made(scratch):
     assert data["seeds"]["0"]["draws"] != data["seeds"]["1"]["draws"]
 
 
+@pytest.mark.slow  # runs the tiny recipe in child processes that import torch (5 s)
 def test_check_recomputes_equal_results(scratch):
     tool.make("tiny", None)
     assert tool.check("tiny", [1])
 
 
+@pytest.mark.slow  # runs the tiny recipe in child processes that import torch (5 s)
 def test_check_fails_when_a_stored_number_differs(scratch):
     tool.make("tiny", None)
     data = json.loads((scratch / "tiny.json").read_text())

@@ -35,12 +35,14 @@ def nbval_probe(*extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=ROOT, env=hostile_env(), capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # starts kernels or a probe process that imports torch
 @needs_avx2
 def test_kernels_that_nbval_starts_run_under_the_pin_whatever_the_caller_set():
     done = nbval_probe()
     assert done.returncode == 0, done.stdout[-3000:]
 
 
+@pytest.mark.slow  # starts kernels or a probe process that imports torch
 @needs_avx2
 def test_the_probe_notices_when_the_pin_is_missing():
     """Positive control: without the repository's conftest.py (it applies the pin) the same probe fails."""
@@ -48,6 +50,7 @@ def test_the_probe_notices_when_the_pin_is_missing():
     assert done.returncode == 1 and "DEFAULT 2" in done.stdout, done.stdout[-3000:]
 
 
+@pytest.mark.slow  # starts kernels or a probe process that imports torch
 @needs_avx2
 def test_execute_notebooks_runs_its_kernels_under_the_pin(tmp_path):
     nb = nbformat.read(PROBE, 4)

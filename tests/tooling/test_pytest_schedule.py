@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import OrderedDict, defaultdict
 
+import pytest
 from notebooks import ROOT
 from pytest_schedule import SETS, costliest_first, scope_of
 
@@ -51,6 +52,7 @@ def test_the_costliest_unit_is_handed_out_first_and_an_untimed_one_counts_a_seco
     assert list(queue) == ["many", "slow", "new"]
 
 
+@pytest.mark.slow  # a pytest run of its own on two workers (20 s)
 def test_under_xdist_each_sets_tests_run_on_one_worker_and_none_is_lost():
     """End to end, two workers: every test of a set on one worker (so its bundle is built and its fixtures
     graded once), and the run passes the same tests as it collects."""
