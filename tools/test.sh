@@ -53,6 +53,8 @@ if ! .venv/bin/jupyter-book build . -W -n --keep-going --quiet >.venv/build.log 
     cat .venv/build.log
     exit 1
 fi
+# Sphinx leaves the page of a removed document in place: a page that left the Korean edition must go.
+rm -rf _build/ko/_build/html
 if ! .venv/bin/jupyter-book build ko --path-output _build/ko -W -n --keep-going --quiet >.venv/build-ko.log 2>&1; then
     cat .venv/build-ko.log
     exit 1
