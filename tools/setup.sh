@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything the course needs on a fresh machine, and nothing twice:
-#   .venv/     the pinned Python environment (requirements-course.txt) with attnlib installed editable
+#   .venv/     the pinned Python environment (requirements-course.txt) with attnlib installed editable, and
+#              NanumGothic for the Korean diagrams (the font files of the pinned koreanize-matplotlib;
+#              tools/diagramlib/canvas.py checks the file's hash and never imports the package)
 #   _vendor/   MathJax 3 from npm, served by the site instead of a CDN
 #   chromium   Debian's headless browser for the site test, and bubblewrap for the grading sandbox
 #              (installed with apt where this user may; otherwise it says what is missing)

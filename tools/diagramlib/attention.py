@@ -14,23 +14,23 @@ from diagramlib.recurrent import _encoder_row
 # ---------------------------------------------------------------------------------------------------------
 
 
-def dot_product() -> plt.Figure:
+def dot_product(words: dict[str, str]) -> plt.Figure:
     c = Canvas(9.7, 3.3)
     green, blue, orange = ROLES["attention"][1], ROLES["encoder"][1], ROLES["decoder"][1]
     y = 1.95
     query = c.box(0.5, y, 0.7, 0.5, "$s_t$", "decoder", size=14)
-    c.text(0.5, y - 0.4, "query", size=9, color=orange)
+    c.text(0.5, y - 0.4, words["query"], size=9, color=orange)
     keys = c.box(0.5, 0.55, 0.7, 0.5, "$H$", "encoder", size=14)
     c.text(0.5, 0.15, r"$h_1, \dots, h_S$", size=10, color=blue)
     steps = [  # centre, width, title, formula lines, role
-        (1.78, 1.25, "1. scores", [r"$e_t = H s_t$"], "attention"),
-        (3.4, 1.5, "2. weights", [r"$\alpha_t = \mathrm{softmax}(e_t)$"], "attention"),
-        (5.07, 1.35, "3. context", [r"$c_t = H^{\top} \alpha_t$"], "attention"),
-        (6.6, 1.3, "4. concatenate", [r"$[c_t; s_t]$"], "other"),
+        (1.78, 1.25, words["scores"], [r"$e_t = H s_t$"], "attention"),
+        (3.4, 1.5, words["weights"], [r"$\alpha_t = \mathrm{softmax}(e_t)$"], "attention"),
+        (5.07, 1.35, words["context"], [r"$c_t = H^{\top} \alpha_t$"], "attention"),
+        (6.6, 1.3, words["concatenate"], [r"$[c_t; s_t]$"], "other"),
         (
             8.55,
             2.1,
-            "5. output",
+            words["output"],
             [
                 r"$\tilde{s}_t = \tanh(W_c [c_t; s_t] + b_c)$",
                 r"$\hat{y}_t = \mathrm{softmax}(W_y \tilde{s}_t + b_y)$",
@@ -53,11 +53,11 @@ def dot_product() -> plt.Figure:
             c.text((right(a)[0] + left(b)[0]) / 2, y + 0.17, name, size=10)
     # keys into step 1, values into step 3, the query again into step 4
     c.path([right(keys), (boxes[0][0], 0.55), bottom(boxes[0])], color=blue)
-    c.text(1.2, 0.68, "keys", size=9, color=blue)
+    c.text(1.2, 0.68, words["keys"], size=9, color=blue)
     c.path([(boxes[0][0], 0.55), (boxes[2][0], 0.55), bottom(boxes[2])], color=blue)
-    c.text(3.4, 0.68, r"values $h_s$ (the same $H$)", size=9, color=blue)
+    c.text(3.4, 0.68, words["values"], size=9, color=blue)
     c.path([top(query), (0.5, 3.05), (boxes[3][0], 3.05), top(boxes[3])], color=orange)
-    c.text(3.4, 3.17, r"the query $s_t$ again", size=9, color=orange)
+    c.text(3.4, 3.17, words["query again"], size=9, color=orange)
     # a hint of the weights of chapter 3's worked example: positive, summing to one
     for i, a in enumerate([0.57, 0.13, 0.26, 0.04]):
         c.ax.add_patch(
@@ -72,14 +72,14 @@ def dot_product() -> plt.Figure:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def bahdanau_luong() -> plt.Figure:
+def bahdanau_luong(words: dict[str, str]) -> plt.Figure:
     c = Canvas(9.4, 6.1)
     green, blue, orange, grey = (ROLES[r][1] for r in ("attention", "encoder", "decoder", "other"))
     x_b, x_l, x_hb, x_hl = 2.35, 6.95, 0.55, 5.15
     w, h = 2.75, 0.5
     ys = [5.45, 4.65, 3.85, 3.05, 2.25, 1.45, 0.55]
-    c.text(2.35, 5.95, "(a) Bahdanau et al. (chapter 4): look, then step", size=12)
-    c.text(6.95, 5.95, "(b) Luong et al. (chapter 5): step, then look", size=12)
+    c.text(2.35, 5.95, words["bahdanau"], size=12)
+    c.text(6.95, 5.95, words["luong"], size=12)
 
     # (a) Bahdanau: s_{t-1} -> alpha_t -> c_t -> GRU -> s_t -> p(y_t)
     b = [
@@ -92,7 +92,7 @@ def bahdanau_luong() -> plt.Figure:
     ]
     c.text(x_b, ys[1] + 0.13, r"$e_{t,s} = v^{\top} \tanh(W s_{t-1} + U h_s)$", size=10.5)
     c.text(x_b, ys[1] - 0.15, r"$\alpha_t = \mathrm{softmax}(e_t)$", size=10.5)
-    c.text(x_b, ys[3] + 0.05, r"GRU: $c_t$ enters the gates $z_t, r_t, n_t$", size=10)
+    c.text(x_b, ys[3] + 0.05, words["gates"], size=10)
     c.text(x_b, ys[3] - 0.28, r"$s_t = f(s_{t-1}, \mathrm{emb}(y_{t-1}), c_t)$", size=10.5)
     c.text(x_b, ys[6] + 0.12, r"$p(y_t \mid y_{<t}, x) =$", size=10.5)
     c.text(
@@ -105,7 +105,7 @@ def bahdanau_luong() -> plt.Figure:
         color=orange,
     )
     c.text(x_b + 1.68, ys[2] + 0.4, "$s_{t-1}$", size=10, color=orange, ha="left")
-    c.text(x_b + 0.08, ys[0] - 0.4, "query", size=9, color=orange, ha="left")
+    c.text(x_b + 0.08, ys[0] - 0.4, words["query"], size=9, color=orange, ha="left")
     c.text(x_b + 0.08, ys[2] - 0.45, "$c_t$", size=10, ha="left")
     hb = c.box(x_hb, ys[1] - 0.4, 0.62, 1.7, "$H$", "encoder", size=14)
     c.arrow((right(hb)[0], ys[1]), left(b[1]), color=blue)
@@ -131,7 +131,7 @@ def bahdanau_luong() -> plt.Figure:
         c.arrow(bottom(a), top(bb))
     c.path([right(lu[2]), (x_l + 1.6, ly[2]), (x_l + 1.6, ly[5]), right(lu[5])], color=orange)
     c.text(x_l + 1.68, ly[4] + 0.4, "$s_t$", size=10, color=orange, ha="left")
-    c.text(x_l + 0.08, ly[2] - 0.4, "query", size=9, color=orange, ha="left")
+    c.text(x_l + 0.08, ly[2] - 0.4, words["query"], size=9, color=orange, ha="left")
     hl = c.box(x_hl, ly[3] - 0.4, 0.62, 1.7, "$H$", "encoder", size=14)
     c.arrow((right(hl)[0], ly[3]), left(lu[3]), color=blue)
     c.arrow((right(hl)[0], ly[4]), left(lu[4]), color=blue)
@@ -145,17 +145,12 @@ def bahdanau_luong() -> plt.Figure:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def bahdanau_unrolled() -> plt.Figure:
+def bahdanau_unrolled(words: dict[str, str]) -> plt.Figure:
     c = Canvas(10.0, 6.0)
     green, blue, orange = ROLES["attention"][1], ROLES["encoder"][1], ROLES["decoder"][1]
     y_enc, y_ctx, y_dec, y_out = 0.95, 2.55, 3.75, 5.05
-    c.text(
-        5.0,
-        5.8,
-        "Bahdanau et al. (2015), unrolled: each step looks with $s_{t-1}$, then steps with $c_t$",
-        size=12,
-    )
-    c.frame(0.15, 0.12, 4.15, 1.5, "encoder", "bidirectional encoder", label_at=(2.15, 1.62))
+    c.text(5.0, 5.8, words["title"], size=12)
+    c.frame(0.15, 0.12, 4.15, 1.5, "encoder", words["bidirectional encoder"], label_at=(2.15, 1.62))
     enc = _encoder_row(c, 0.8, y_enc, 0.95)
     hs = [box for box in enc if box is not None]
     s0 = c.box(0.75, y_dec, 0.62, 0.44, "$s_0$", "decoder", size=12)
@@ -187,8 +182,8 @@ def bahdanau_unrolled() -> plt.Figure:
         c.arrow((x - 0.6, y_dec + 0.52), (x - 0.45, y_dec + 0.25), color="#475569", head=7)
         previous = gru
     c.text(9.3, y_dec, r"$\cdots$", size=14)
-    c.text(3.0 - 0.95 + 0.08, y_ctx + 0.45, "query $s_{t-1}$", size=8.5, color=orange, ha="left")
-    c.text(3.0 + 0.95, y_ctx + 0.75, "$c_t$ also\nto the output", size=8, color=green, ha="left")
-    c.text(7.2, 1.0, "keys = values = $h_1, \\dots, h_S$\n(the encoder's states)", size=9.5, color=green)
+    c.text(3.0 - 0.95 + 0.08, y_ctx + 0.45, words["query"], size=8.5, color=orange, ha="left")
+    c.text(3.0 + 0.95, y_ctx + 0.75, words["to the output"], size=8, color=green, ha="left")
+    c.text(7.2, 1.0, words["keys and values"], size=9.5, color=green)
     del blue
     return c.fig

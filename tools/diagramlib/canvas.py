@@ -1,15 +1,21 @@
 """A canvas for the course's diagrams: boxes and arrows placed by hand in inch coordinates.
 
 One colour per role, the same in every diagram: encoder (blue), decoder (orange), attention (green),
-everything else (grey). Labels use the course's notation (notation.md) as matplotlib mathtext.
+everything else (grey). Labels use the course's notation (notation.md) as matplotlib mathtext. ``style``
+gives the matplotlib settings of each language: the Korean ones add a pinned font with Hangul.
 """
 
 from __future__ import annotations
+
+import hashlib
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
 
 STYLE = {
@@ -19,6 +25,56 @@ STYLE = {
     "font.family": "DejaVu Sans",
     "font.size": 11,
 }
+# The Korean diagrams: Hangul from NanumGothic 3.021, the file of the pinned PyPI package koreanize-matplotlib
+# (requirements-course.txt; found on disk, never imported: importing it changes matplotlib's settings). The
+# glyphs become paths in the SVG, so --check holds only with this very file: its hash is checked. Maths stays
+# in the "cm" fontset; a character NanumGothic lacks falls back to DejaVu Sans. The font is NAVER's, under the
+# SIL Open Font License 1.1; Debian's fonts-nanum 20200506-1 ships the same file (same sha256).
+KOREAN_FONT = ("koreanize-matplotlib", "koreanize_matplotlib/fonts/NanumGothic.ttf")
+KOREAN_FONT_SHA256 = "48a28e97b34fc8e5b157657633670cd1b7de126cfc414da65ce9c3d5bc8be733"
+
+
+def korean_font() -> Path:
+    """NanumGothic.ttf, registered with matplotlib; a clear error when it is missing or another file."""
+    package, name = KOREAN_FONT
+    try:
+        path = Path(distribution(package).locate_file(name))
+    except PackageNotFoundError:
+        path = None
+    if path is None or not path.is_file():
+        raise RuntimeError(
+            f"the Korean diagrams need {name.rsplit('/', 1)[-1]} from the PyPI package {package}, pinned in "
+            "requirements-course.txt: run bash tools/setup.sh"
+        )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != KOREAN_FONT_SHA256:
+        raise RuntimeError(
+            f"{path} is not the pinned NanumGothic (sha256 {digest}, expected {KOREAN_FONT_SHA256}): "
+            "install the version of requirements-course.txt (bash tools/setup.sh)"
+        )
+    fonts = font_manager.fontManager
+    if str(path) not in {font.fname for font in fonts.ttflist}:
+        # another NanumGothic (a system one, say Debian's fonts-nanum) must not stand in for the pinned file
+        fonts.ttflist = [font for font in fonts.ttflist if font.name != "NanumGothic"]
+        fonts.addfont(str(path))
+    found = font_manager.findfont(
+        font_manager.FontProperties(family="NanumGothic"), fallback_to_default=False
+    )
+    if found != str(path):
+        raise RuntimeError(f"matplotlib finds NanumGothic at {found}, not at the pinned {path}")
+    return path
+
+
+def style(language: str) -> dict:
+    """The matplotlib settings that draw the diagrams of ``language`` ("en" or "ko")."""
+    if language == "en":
+        return STYLE
+    if language == "ko":
+        korean_font()
+        return {**STYLE, "font.family": ["NanumGothic", "DejaVu Sans"]}
+    raise ValueError(f"language must be 'en' or 'ko', not {language!r}")
+
+
 # role -> (fill, edge)
 ROLES = {
     "encoder": ("#dbeafe", "#1d4ed8"),

@@ -56,19 +56,21 @@ def _decoder_row(c: Canvas, x0: float, y: float, dx: float):
     return boxes
 
 
-def seq2seq() -> plt.Figure:
+def seq2seq(words: dict[str, str]) -> plt.Figure:
     c = Canvas(9.4, 5.0)
     dx, y_enc, y_dec = 0.95, 0.95, 3.45
     green = ROLES["attention"][1]
     panels = [
-        (0.35, "(a) without attention: one $c$ for all steps"),
-        (4.95, r"(b) with attention: $c_t = \sum_s \alpha_{t,s} h_s$ at every step"),
+        (0.35, words["without"]),
+        (4.95, words["with"]),
     ]
     for k, (x_left, title) in enumerate(panels):
         x0 = x_left + 0.65
         c.text(x_left + 2.05, 4.75, title, size=12)
-        c.frame(x_left, 0.12, x_left + 4.1, 1.5, "encoder", "encoder", label_at=(x0 + 2 * dx, y_enc - 0.62))
-        c.frame(x_left, 2.95, x_left + 4.1, 3.98, "decoder", "decoder", label_at=(x0 + 2.5 * dx, 3.83))
+        c.frame(
+            x_left, 0.12, x_left + 4.1, 1.5, "encoder", words["encoder"], label_at=(x0 + 2 * dx, y_enc - 0.62)
+        )
+        c.frame(x_left, 2.95, x_left + 4.1, 3.98, "decoder", words["decoder"], label_at=(x0 + 2.5 * dx, 3.83))
         enc = _encoder_row(c, x0, y_enc, dx)
         dec = _decoder_row(c, x0, y_dec, dx)
         if k == 0:
@@ -98,12 +100,12 @@ def seq2seq() -> plt.Figure:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def rnn_unrolled() -> plt.Figure:
+def rnn_unrolled(words: dict[str, str]) -> plt.Figure:
     c = Canvas(9.6, 3.9)
     blue, red = ROLES["encoder"][1], "#b91c1c"
     y = 1.6
     # (a) rolled: one cell and its loop
-    c.text(1.3, 3.65, "(a) one cell, one loop", size=12)
+    c.text(1.3, 3.65, words["rolled"], size=12)
     cell = c.box(1.05, y, 1.3, 0.62, r"$h_t = \varphi(z_t)$", "encoder", size=12)
     c.text(1.05, 0.45, "$x_t$", size=13)
     c.arrow((1.05, 0.63), bottom(cell), color=blue)
@@ -115,7 +117,7 @@ def rnn_unrolled() -> plt.Figure:
     c.text(1.3, 0.05, r"$z_t = W_h h_{t-1} + W_x x_t + b$", size=9.5)
     c.text(2.85, y, "$=$", size=18)
     # (b) unrolled: a deep network whose layers share W_h
-    c.text(6.3, 3.65, r"(b) unrolled over time: layers that share $W_h$, $W_x$, $b$", size=12)
+    c.text(6.3, 3.65, words["unrolled"], size=12)
     xs = [4.0, 5.55, 7.05, 8.6]
     names = ["t-k", "t-k+1", None, "t"]
     boxes = []
@@ -143,17 +145,16 @@ def rnn_unrolled() -> plt.Figure:
         size=11,
         color=red,
     )
-    c.text(6.3, 2.62, "backwards, the gradient is multiplied by one factor per step", size=9, color=red)
+    c.text(6.3, 2.62, words["backwards"], size=9, color=red)
     return c.fig
 
 
-def gru_cell() -> plt.Figure:
+def gru_cell(words: dict[str, str]) -> plt.Figure:
     c = Canvas(9.2, 4.4)
     blue, grey = ROLES["encoder"][1], ROLES["other"][1]
     path = INK  # the additive path: the course keeps green for attention
     y_top = 3.55
-    title = "GRU cell (Cho et al. 2014, in PyTorch's convention): the old state is added, not multiplied"
-    c.text(4.6, 4.2, title, size=11)
+    c.text(4.6, 4.2, words["title"], size=11)
     c.text(0.35, y_top, "$h_{t-1}$", size=13)
     keep = c.box(4.55, y_top, 1.15, 0.44, r"$\odot\, u_t$", "other", size=12)
     plus = c.box(7.6, y_top, 0.5, 0.44, "$+$", "plain", size=14, round_=0.2)
@@ -161,16 +162,16 @@ def gru_cell() -> plt.Figure:
     c.arrow((0.65, y_top), left(keep), color=path, width=2.0)
     c.arrow(right(keep), left(plus), color=path, width=2.0)
     c.arrow(right(plus), (8.6, y_top), color=path, width=2.0)
-    c.text(2.6, y_top + 0.18, "the additive path", size=9, color=path)
+    c.text(2.6, y_top + 0.18, words["additive path"], size=9, color=path)
     # the gates and the candidate, fed by x_t and h_{t-1}
     gates = [
-        (1.7, r"reset: $r_t = \sigma(W_r x_t + U_r h_{t-1} + b_r)$"),
-        (4.55, r"update: $u_t = \sigma(W_u x_t + U_u h_{t-1} + b_u)$"),
+        (1.7, words["reset"]),
+        (4.55, words["update"]),
     ]
     y_gate = 2.35
     boxes = [c.box(x, y_gate, 2.6, 0.5, text, "encoder", size=9.5) for x, text in gates]
     cand = c.box(3.85, 1.3, 5.4, 0.5, None, "encoder")
-    c.text(3.85, 1.3, r"candidate: $n_t = \tanh(W_n x_t + r_t \odot (U_n h_{t-1} + b_{hn}) + b_n)$", size=10)
+    c.text(3.85, 1.3, words["candidate"], size=10)
     mix = c.box(7.6, 2.35, 1.15, 0.44, r"$\odot\, (1 - u_t)$", "other", size=11)
     c.arrow(bottom(boxes[0]), (boxes[0][0], 1.55), color=blue)  # r_t into the candidate
     c.arrow(top(boxes[1]), bottom(keep), color=blue)  # u_t scales the old state ...
@@ -178,6 +179,5 @@ def gru_cell() -> plt.Figure:
     c.path([right(cand), (7.6, 1.3), bottom(mix)], color=blue)
     c.arrow(top(mix), bottom(plus), color=blue)
     c.text(4.6, 0.6, r"$h_t = (1 - u_t) \odot n_t + u_t \odot h_{t-1}$", size=12)
-    note = r"$\partial h_t / \partial h_{t-1}$ contains the term $\mathrm{diag}(u_t)$: no $W_h$, no $\tanh'$"
-    c.text(4.6, 0.2, note + r";   $x_t$ and $h_{t-1}$ enter every gate and the candidate", size=9, color=grey)
+    c.text(4.6, 0.2, words["note"], size=9, color=grey)
     return c.fig
