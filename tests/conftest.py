@@ -28,21 +28,8 @@ SLOW_FILES = {
 }
 
 
-# Site tests that drive a chapter page in the browser at length: on the Korean pages (ko/..., the same code,
-# outputs and scripts as the English page) they run in the full tier only, so the fast tier stays fast.
-KOREAN_PAGES_SLOW = {
-    "tests/site/test_equations.py",
-    "tests/site/test_explorers.py",
-    "tests/site/test_inpage_site.py",
-}
-
-
 def pytest_collection_modifyitems(config, items):
     root = config.rootpath
     for item in items:
-        path = str(item.path.relative_to(root))
-        if path in SLOW_FILES:
-            item.add_marker(pytest.mark.slow)
-        page = str(getattr(item, "callspec", None) and item.callspec.params.get("page", ""))
-        if path in KOREAN_PAGES_SLOW and page.startswith("ko/"):
+        if str(item.path.relative_to(root)) in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
