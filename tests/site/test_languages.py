@@ -8,6 +8,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .test_site import ROOT, _both_sites, _toc_pages
 
@@ -15,7 +16,7 @@ SWITCH = re.compile(
     r'<a href="([^"]+)"[^>]*class="btn btn-sm btn-language-switch-button[^"]*"[^>]*>(.*?)</a>', re.S
 )
 HREFLANG = re.compile(r'<link rel="alternate" hreflang="(en|ko)" href="([^"]+)" />')
-BASEURL = "https://attention-course.github.io/attention-course/"
+BASEURL = yaml.safe_load((ROOT / "_config.yml").read_text())["html"]["baseurl"].rstrip("/") + "/"
 
 
 def switch_problems(site: Path, page: str, html: str) -> list[str]:
