@@ -8,7 +8,8 @@ it as GitHub Pages serves a project (`html.baseurl` = https://OWNER.github.io/NA
 and regenerated here: the standard setup cell of every notebook (its Colab branch installs attnlib from the
 repository: tools/sync_setup_cell.py), the exercise sets' learner notebooks and bundles (tools/exercises.py
 build), the Korean pages (tools/i18n.py generate) and the Colab editions, whose links point at the website
-(tools/colab_edition.py). The website's Colab buttons are Jupyter Book's, from `repository` at build time.
+(tools/colab_edition.py); the README's mentions of the site and the repository are rewritten. The website's
+Colab buttons are Jupyter Book's, from `repository` at build time.
 The workflow .github/workflows/course.yml runs `--check` with the repository it runs in, so a fork that has
 not run this fails with the command to run.
 """
@@ -95,6 +96,9 @@ def main(argv: list[str]) -> int:
         )
         return 1
     set_config(repository, args.branch)
+    # the README names the site and the repository in its text (the Korean edition's line)
+    readme = ROOT / "README.md"
+    readme.write_text(readme.read_text().replace(base, site).replace(url, repository))
     print(f"fork: _config.yml now points at {repository} ({args.branch}); the site is {site}")
     for command in REGENERATE:
         done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True)
