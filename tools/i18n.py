@@ -298,14 +298,19 @@ def short_translation(en: str, ko: str) -> str | None:
 # (or `*`) after punctuation must be followed by a space or punctuation (CommonMark's right-flanking rule).
 # The text is parsed as the book parses it (markdown-it with dollar math and colon fences) and the asterisks
 # left in its text counted: more than in the English is a trap.
-def _literal_asterisks(text: str) -> list[str]:
+@functools.cache
+def _markdown():
+    """The book's Markdown parser, made once (making one takes longer than parsing an entry)."""
     from markdown_it import MarkdownIt
     from mdit_py_plugins.colon_fence import colon_fence_plugin
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-    md = MarkdownIt("commonmark").use(dollarmath_plugin).use(colon_fence_plugin)
+    return MarkdownIt("commonmark").use(dollarmath_plugin).use(colon_fence_plugin)
+
+
+def _literal_asterisks(text: str) -> list[str]:
     found = []
-    for token in md.parse(text):
+    for token in _markdown().parse(text):
         for child in token.children or []:
             # an asterisk with a space on both sides is a times sign ("W_c * H"), never emphasis
             if child.type == "text" and "*" in re.sub(r"(?<=\s)\*(?=\s)", "", child.content):

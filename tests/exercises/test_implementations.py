@@ -244,6 +244,7 @@ def audit(paths, operators):
 )
 
 
+@pytest.mark.slow  # a sandbox per set
 @pytest.mark.parametrize("name", SETS)
 def test_what_a_set_switches_off_is_switched_off_in_its_sandbox(name, tmp_path):
     equations = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb").config["switch_off"]

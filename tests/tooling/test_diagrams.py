@@ -127,6 +127,7 @@ def _texts(svg: bytes) -> list[str]:
     return [html.unescape(element.text.strip()) for element in root.iter() if element.tag is ET.Comment]
 
 
+@pytest.mark.slow  # draws every diagram in both languages (7 s)
 def test_the_diagram_files_are_up_to_date(capsys):
     assert diagrams.main(["--check"]) == 0, capsys.readouterr().out
 
@@ -172,6 +173,7 @@ def test_a_diagram_has_a_png_twin_for_colab(name, language):
     assert (diagrams.OUT[language] / f"{name}.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
+@pytest.mark.slow  # draws diagrams in both languages
 def test_the_check_finds_a_changed_diagram_in_each_language(tmp_path, monkeypatch):
     out = {language: tmp_path / language for language in LANGUAGES}
     monkeypatch.setattr(diagrams, "OUT", out)
