@@ -4,8 +4,9 @@
 #   bash tools/test.sh          every test (what CI runs): lint, attnlib's tests, the strict book build, the
 #                               site in a headless browser with no network, the grader on every exercise set,
 #                               and every notebook re-executed and compared with its stored outputs (nbval)
-#   bash tools/test.sh --fast   the development tier: lint, the strict build, and every test that neither
-#                               trains a model nor executes a notebook (8.8 min on 2 cores, 2026-11-27)
+#   bash tools/test.sh --fast   the development tier: lint, the strict builds, and every test that neither
+#                               trains a model, executes a notebook, grades in the sandbox nor drives the
+#                               browser (101 s on 2 cores, 2026-11-28)
 #
 # Everything runs under the course's numeric environment (tools/numeric_env.py): torch's AVX2 kernels, one
 # thread per process, no GPU. Test files run side by side, one per core (pytest-xdist), each notebook in
