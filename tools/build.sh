@@ -6,12 +6,5 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash tools/setup.sh
-# Notebooks are not executed here: the book is built from their stored outputs.
-.venv/bin/jupyter-book build . -W -n --keep-going
-# The Korean book: built on its own (its Sphinx project is ko/), then placed under the English site.
-# Sphinx leaves the page of a removed document in place: a page that left the Korean edition must go.
-rm -rf _build/ko/_build/html
-.venv/bin/jupyter-book build ko --path-output _build/ko -W -n --keep-going
-rm -rf _build/html/ko
-cp -r _build/ko/_build/html _build/html/ko
+bash tools/build_books.sh
 echo "build: site written to $root/_build/html/index.html (Korean: $root/_build/html/ko/index.html)"

@@ -50,18 +50,7 @@ echo "test: ruff"
 .venv/bin/ruff check --quiet .
 .venv/bin/ruff format --check --quiet .  # the Python files; notebooks are linted, not reformatted
 echo "test: strict book build (English, then Korean into _build/html/ko, as tools/build.sh)"
-if ! .venv/bin/jupyter-book build . -W -n --keep-going --quiet >.venv/build.log 2>&1; then
-    cat .venv/build.log
-    exit 1
-fi
-# Sphinx leaves the page of a removed document in place: a page that left the Korean edition must go.
-rm -rf _build/ko/_build/html
-if ! .venv/bin/jupyter-book build ko --path-output _build/ko -W -n --keep-going --quiet >.venv/build-ko.log 2>&1; then
-    cat .venv/build-ko.log
-    exit 1
-fi
-rm -rf _build/html/ko
-cp -r _build/ko/_build/html _build/html/ko
+bash tools/build_books.sh --quiet
 
 # ATTNLIB_REQUIRE_SITE: the site test fails rather than skips when the site is missing.
 export ATTNLIB_REQUIRE_SITE=1
