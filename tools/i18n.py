@@ -246,17 +246,9 @@ def broken_invariants(en: str, ko: str) -> list[str]:
         if a[kind] != b[kind]:
             lost = [x for x in a[kind] if x not in b[kind]]
             added = [x for x in b[kind] if x not in a[kind]]
-            detail = (
-                "; ".join(
-                    part
-                    for part in (
-                        f"missing {lost[:3]!r}" if lost else "",
-                        f"extra {added[:3]!r}" if added else "",
-                    )
-                    if part
-                )
-                or "a different count or order"
-            )
+            parts = [f"missing {lost[:3]!r}"] if lost else []
+            parts += [f"extra {added[:3]!r}"] if added else []
+            detail = "; ".join(parts) or "a different count or order"
             out.append(f"{kind}: {detail}")
     return out
 
@@ -312,9 +304,12 @@ def _literal_asterisks(text: str) -> list[str]:
     found = []
     for token in _markdown().parse(text):
         for child in token.children or []:
+            if child.type != "text":
+                continue
             # an asterisk with a space on both sides is a times sign ("W_c * H"), never emphasis
-            if child.type == "text" and "*" in re.sub(r"(?<=\s)\*(?=\s)", "", child.content):
-                found.append(re.sub(r"(?<=\s)\*(?=\s)", "", child.content))
+            text = re.sub(r"(?<=\s)\*(?=\s)", "", child.content)
+            if "*" in text:
+                found.append(text)
     return found
 
 
@@ -453,15 +448,15 @@ def main(argv: list[str]) -> int:
                 print(f"wrote {path.relative_to(ROOT)}")
         return 0
     if args.command == "status":
-        done = 0
+        missing = []
         for page in pages:
             left = problems(page)
-            done += not left
+            if left:
+                missing.append(page)
             print(f"{page}: {'complete' if not left else f'{len(left)} to do'}")
             for p in left[:20]:
                 print(f"  {p}")
-        missing = [page for page in pages if problems(page)]
-        print(f"status: {done} of {len(pages)} pages in the Korean edition")
+        print(f"status: {len(pages) - len(missing)} of {len(pages)} pages in the Korean edition")
         print(f"status: not yet in it: {', '.join(missing) or 'none'}")
         return 0
     if args.pages:
