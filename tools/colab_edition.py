@@ -157,6 +157,12 @@ def glued_values(nb: nbformat.NotebookNode) -> dict[str, dict]:
     return values
 
 
+def role_parts(content: str) -> tuple[str | None, str]:
+    """(title, target) of a role's content: ``title <target>`` names both, a bare ``target`` no title."""
+    explicit = re.fullmatch(r"(.*?)\s*<([^>]+)>", content, re.S)
+    return (explicit[1], explicit[2]) if explicit else (None, content)
+
+
 class Edition:
     """Rewrites the Markdown of one notebook (``page``: its path in the book, without suffix)."""
 
@@ -184,9 +190,8 @@ class Edition:
         return format_plain_text(self.value(key)["text/plain"], fmt or "s")
 
     def numref(self, match: re.Match) -> str:
-        content = match[1]
-        explicit = re.fullmatch(r"(.*?)\s*<([^>]+)>", content, re.S)
-        title, label = (explicit[1], explicit[2]) if explicit else (f"{self.words['figure']} %s", content)
+        title, label = role_parts(match[1])
+        title = title if title is not None else f"{self.words['figure']} %s"
         if label not in self.labels:
             raise KeyError(f"{self.page}: {{numref}} names {label!r}, which is no figure of the book")
         number, page = self.labels[label]
@@ -194,9 +199,7 @@ class Edition:
         return words if page == self.page else f"[{words}]({self.url(page, label)})"
 
     def doc(self, match: re.Match) -> str:
-        content = match[1]
-        explicit = re.fullmatch(r"(.*?)\s*<([^>]+)>", content, re.S)
-        title, target = (explicit[1], explicit[2]) if explicit else (None, content)
+        title, target = role_parts(match[1])
         page = self.page_of(target)
         return f"[{title or self.title_of(page)}]({self.url(page)})"
 

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 import yaml
-from colab_edition import DOC, LINK, NUMREF, Edition, figure_labels, site_url
+from colab_edition import DOC, LINK, NUMREF, Edition, figure_labels, role_parts, site_url
 
 ROOT = Path(__file__).resolve().parent.parent
 LANG = "ko"
@@ -48,9 +48,7 @@ class References:
         self.english = Edition(page, {}, labels if labels is not None else figure_labels(), site_url())
 
     def doc(self, match: re.Match) -> str:
-        content = match[1]
-        explicit = re.fullmatch(r"(.*?)\s*<([^>]+)>", content, re.S)
-        target = explicit[2] if explicit else content
+        _, target = role_parts(match[1])
         return match[0] if self.english.page_of(target) in self.present else self.english.doc(match)
 
     def link(self, match: re.Match) -> str:
@@ -58,9 +56,7 @@ class References:
         return match[0] if page in self.present else self.english.link(match)
 
     def numref(self, match: re.Match) -> str:
-        content = match[1]
-        explicit = re.fullmatch(r"(.*?)\s*<([^>]+)>", content, re.S)
-        label = explicit[2] if explicit else content
+        _, label = role_parts(match[1])
         _, page = self.english.labels.get(label, (None, None))
         if page is None or page in self.present:
             return match[0]
