@@ -59,10 +59,10 @@ WORDS = {
     "en": {"note": NOTE, "figure": "Fig.", "admonitions": {}},
     KOREAN: {
         "note": (
-            "*[이 강의]({page})의 Colab판입니다(웹사이트를 만드는 노트북에서"
-            " `tools/colab_edition.py`가 생성했습니다."
+            "*[이 강좌]({page})의 Colab판이다(웹사이트를 만드는 노트북에서"
+            " `tools/colab_edition.py`가 생성했다."
             " 본문의 숫자는 저장된 출력에서 가져온 것이므로"
-            " 셀을 다시 실행하면 바뀝니다).*"
+            " 셀을 다시 실행하면 바뀐다).*"
         ),
         "figure": "그림",
         "admonitions": {

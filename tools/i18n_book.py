@@ -61,7 +61,7 @@ class References:
         if page is None or page in self.present:
             return match[0]
         number, _ = self.english.labels[label]
-        return f"[영문판 그림 {number}]({self.english.url(page, label)})"
+        return f"[영어판 그림 {number}]({self.english.url(page, label)})"
 
     def image(self, match: re.Match) -> str:
         """``../figures/x`` from ko/chapters is ko/figures/x: the Korean diagram, or else the English one."""
@@ -136,8 +136,8 @@ HOME_NOTICE = """\
 <!-- korean-edition-notice -->
 # {title}
 
-이 강의의 한국어판은 지금 번역하고 있습니다. 번역이 끝난 페이지부터 이곳에 차례로 실립니다.
-아직 실리지 않은 페이지는 [영문판]({site})에서 읽을 수 있습니다.
+이 강좌의 한국어판은 지금 번역하고 있다. 번역이 끝난 페이지부터 이곳에 차례로 싣는다.
+아직 실리지 않은 페이지는 [영어판]({site})에서 읽을 수 있다.
 """
 
 
