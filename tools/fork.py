@@ -48,7 +48,9 @@ def pages_url(repository: str) -> str:
 
 
 def current() -> tuple[str, str, str]:
-    """(repository url, branch, html.baseurl) as _config.yml holds them."""
+    """(repository url, branch, html.baseurl) as _config.yml holds them. Read with the standard library, not
+    notebooks.repository(): the workflow runs --check before any environment with PyYAML exists, and
+    set_config edits the lines in place so that _config.yml keeps its comments."""
     text = CONFIG.read_text()
 
     def value(key: str, section: str) -> str:
