@@ -14,8 +14,9 @@ running code, so each one was checked against the paper's text by hand and recor
 
 ``tests/tooling/test_citations.py`` fails when a source cites a number that the table does not record (a new
 citation must be checked against the paper and recorded), when the table records a citation no source makes
-any more, and when a recorded citation names a number its paper's entry does not list. It cannot read the
-papers: it checks that every citation was audited, not that the audit was right.
+any more, when a recorded citation names a number its paper's entry does not list, and when a Korean entry
+(``i18n/ko``) cites other numbers than the English it translates. It cannot read the papers: it checks that
+every citation was audited, not that the audit was right.
 """
 
 from __future__ import annotations
@@ -106,6 +107,48 @@ def numbers(citation: str) -> list[str]:
     return [f"{kind}{sep}{n}" for n in out]
 
 
+KOREAN = (
+    re.compile(  # the Korean edition's labels: 식 5, 그림 2, 표 1, 각주 14, 부록 A.2.2, 식 5와 6, 식 9~10
+        r"(식|그림|표|각주|부록|알고리즘|정리|명제)\s?("
+        + _NUMBER
+        + r"|[A-Z](?:\.\d+)*)"
+        + r"((?:\s*(?:,|과|와|및|-|–|~)\s*"
+        + _NUMBER
+        + r")*)"
+    )
+)
+KOREAN_KINDS = {"식": "eq.", "그림": "Fig.", "표": "Table", "각주": "footnote", "부록": "appendix"}
+KOREAN_KINDS |= {"알고리즘": "Algorithm", "정리": "Theorem", "명제": "Proposition"}
+KOREAN_LINKS = {"과": "and", "와": "and", "및": "and", "~": "-"}
+
+
+def cited_numbers(text: str, korean: bool = False) -> set[str]:
+    """The single numbers ``text`` cites; with ``korean``, also those written with the Korean labels."""
+    cited = [c for _, _, c in found([("", "", text)])]
+    if korean:
+        for m in KOREAN.finditer(text):
+            rest = m.group(3)
+            for word, link in KOREAN_LINKS.items():
+                rest = rest.replace(word, f" {link} ")
+            cited.append(f"{KOREAN_KINDS[m.group(1)]} {m.group(2)}{rest}")
+    return {n for c in cited for n in numbers(c)}
+
+
+def translation_problems(root: Path = ROOT) -> list[str]:
+    """Korean entries (``i18n/ko``) that cite other numbers than the English they translate."""
+    out = []
+    for path in sorted((root / "i18n" / "ko").glob("**/*.yml")):
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8")).get("cells", []):  # _toc.yml has none
+            if entry.get("ko"):
+                english, korean = cited_numbers(entry["en"]), cited_numbers(entry["ko"], korean=True)
+                if english != korean:
+                    name = path.relative_to(root).as_posix()
+                    out.append(
+                        f"{name} {entry['id']}: English cites {sorted(english)}, Korean {sorted(korean)}"
+                    )
+    return out
+
+
 def load(path: Path = TABLE) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
@@ -141,6 +184,6 @@ def problems(table: dict, cited: set[tuple[str, str, str]]) -> list[str]:
 
 
 if __name__ == "__main__":
-    report = problems(load(), found(sources()))
+    report = problems(load(), found(sources())) + translation_problems()
     print("\n".join(report) or "citations: every numbered citation is audited")
     sys.exit(1 if report else 0)

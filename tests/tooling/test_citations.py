@@ -3,12 +3,14 @@
 The table records, for each place the course cites an equation, section, figure, table, footnote, appendix or
 algorithm of a paper, which paper, and, per paper, what that number is and which version was checked. These
 tests cannot read the papers; they keep the table complete and honest, so that a new citation is checked
-before it is published. Positive controls: a planted citation, a stale entry and a number the paper does not
-have are each caught.
+before it is published, and the Korean edition cites the numbers its English cites. Positive controls: a
+planted citation, a stale entry, a number the paper does not have and a Korean entry citing another equation
+are each caught.
 """
 
 import citations
 import pytest
+import yaml
 
 TABLE = citations.load()
 CITED = citations.found(citations.sources())
@@ -81,4 +83,23 @@ def test_a_number_the_papers_entry_does_not_list_is_caught():
     cited = CITED | {("notation.md", "-", "eq. 11")}
     assert citations.problems(table, cited) == [
         "notation.md - 'eq. 11': luong2015 has no 'eq. 11' in its entry"
+    ]
+
+
+def test_every_korean_entry_cites_the_numbers_of_the_english_it_translates():
+    assert citations.translation_problems() == []
+
+
+def test_the_korean_labels_are_read_as_the_english_ones():
+    korean = "식 5와 6, 식 9~10, 각주 14, 그림 2, 표 4, 부록 A.2.2, Algorithm 1, §3.2.1"
+    english = "eqs. 5 and 6, eqs. 9-10, footnote 14, Fig. 2, Table 4, appendix A.2.2, Algorithm 1, §3.2.1"
+    assert citations.cited_numbers(korean, korean=True) == citations.cited_numbers(english)
+
+
+def test_a_korean_entry_that_cites_another_equation_is_caught(tmp_path):
+    entry = {"id": "cell-1", "en": "their eq. 8, the location score", "ko": "그들의 식 7, 위치 점수"}
+    (tmp_path / "i18n" / "ko").mkdir(parents=True)
+    (tmp_path / "i18n" / "ko" / "page.yml").write_text(yaml.safe_dump({"cells": [entry]}), encoding="utf-8")
+    assert citations.translation_problems(tmp_path) == [
+        "i18n/ko/page.yml cell-1: English cites ['eq. 8'], Korean ['eq. 7']"
     ]
