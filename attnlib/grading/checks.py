@@ -34,6 +34,7 @@ from attnlib.grading.contract import (  # noqa: F401
     same_tree,
     tensors_in,
 )
+from attnlib.grading.learner_tests import UnderTest, catches, passes, run_test  # noqa: F401
 from attnlib.grading.recorded import from_data, recorded, reference, to_data  # noqa: F401
 from attnlib.grading.tracing import (  # noqa: F401
     functions_run,

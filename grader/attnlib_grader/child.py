@@ -176,6 +176,56 @@ def _names(config: dict[str, Any], namespace: dict[str, Any], sources: dict[str,
     return names, values
 
 
+def _implementation(sock: socket.socket, calls: list[int]) -> Any:
+    """The implementation a learner's test receives: each call goes to the grader, which computes it there
+    (the implementation never enters this process) and sends back plain data."""
+    from attnlib.grading.learner_tests import UnderTest
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        codec.send_frame(sock, codec.pack({"callback": True}, {"args": list(args), "kwargs": dict(kwargs)}))
+        tree, raw = codec.read_frame_blocking(sock)
+        reply = json.loads(tree)
+        if reply.get("ok") is not True:
+            raise RuntimeError(str(reply.get("error"))[:500])
+        return codec.decode_values(reply, raw, ("value",))["value"]
+
+    return UnderTest(call)
+
+
+def _run_test(
+    request: dict[str, Any], namespace: dict[str, Any], names: list[str], sock: socket.socket
+) -> bytes:
+    """The learner's test function run once against the implementation the grader holds, in a fresh copy
+    of this process: the set's other answers are switched off in the notebook's namespace (a test decides
+    from what the implementation returns, not by comparing with the learner's own functions)."""
+    from attnlib.grading import learner_tests
+
+    fn = namespace[request["name"]]
+    for name in names:
+        if name != request["name"] and callable(namespace.get(name)):
+            namespace[name] = switching._off_function(f"your {name}")
+    before = set(switching.REACHED)
+    switching.REACHED.clear()
+    del learner_tests.READS[:]
+    calls = [0]
+    with _Limit(float(request["cpu"]), float(request["wall"])):
+        try:
+            fn(_implementation(sock, calls))
+            passed, error = True, ""
+        except Exception as e:  # noqa: BLE001 - a failing assert or any error: the test did not pass
+            passed, error = False, f"{type(e).__name__}: {str(e)[:300]}"
+    run = {
+        "passed": passed,
+        "error": error,
+        "calls": calls[0],
+        "test_reached": sorted(switching.REACHED)[:20],
+    }
+    run["read"] = sorted(set(learner_tests.READS))[:20]
+    switching.REACHED.update(before)
+    return codec.pack({"ok": True, "run": run, "reached": sorted(switching.REACHED)})
+
+
 def _call(request: dict[str, Any], namespace: dict[str, Any], contract: Any) -> bytes:
     """The reply frame of one call, made (and its value encoded) under the call's CPU and wall limits."""
     fn = namespace[request["name"]]
@@ -241,10 +291,10 @@ def serve(fd: int) -> None:
     except BaseException as e:  # noqa: B036 - a value whose encoding fails or never ends
         frame = codec.pack({"ok": True, "names": {}, "errors": [*errors, f"names: {type(e).__name__}"]})
     sock.sendall(frame)
-    _serve_calls(sock, namespace, checks)
+    _serve_calls(sock, namespace, checks, list(config.get("names", [])))
 
 
-def _serve_calls(sock: socket.socket, namespace: dict[str, Any], contract: Any) -> None:
+def _serve_calls(sock: socket.socket, namespace: dict[str, Any], contract: Any, names: list[str]) -> None:
     while True:
         try:
             tree, raw = codec.read_frame_blocking(sock)
@@ -265,7 +315,10 @@ def _serve_calls(sock: socket.socket, namespace: dict[str, Any], contract: Any) 
         try:
             if child < 0:
                 raise RuntimeError("no process left for a fresh call")
-            sock.sendall(_call(request, namespace, contract))
+            if request.get("under_test"):
+                sock.sendall(_run_test(request, namespace, names, sock))
+            else:
+                sock.sendall(_call(request, namespace, contract))
         except _TimeLimit:
             _send(sock, {"ok": False, "error": "did not finish within its time limit", "timeout": True})
         except BaseException as e:  # noqa: B036 - report every failure of learner code as data

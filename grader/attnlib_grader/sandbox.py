@@ -14,6 +14,7 @@ that sleeps) is bounded too (``Budget``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -21,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from attnlib_grader import child, codec, isolation, zygote
+from attnlib_grader import child, codec, isolation, under_test, zygote
 from attnlib_grader.codec import Opaque, SandboxError  # noqa: F401 - the tests' names for them
 from attnlib_grader.isolation import Isolation
 
@@ -228,15 +229,11 @@ class Sandbox:
         if self.box is not None:
             self.box.kill()  # the whole sandbox: every process the learner started dies with it
         elif self.pid is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
         if self.pid is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
         if self.sock is not None:
             self.sock.close()
         if self.cgroups:
@@ -283,14 +280,17 @@ class LearnerFunction:
         return self._held(args, self._call(args, kwargs, repeat=self._repeat()))
 
     def fresh(self, *args: Any) -> Any:
-        """The value of a call made by a copy of the learner's process: the same state for every such call,
-        so a stateful function cannot tell them apart."""
+        """The value of a call made by a copy of the learner's process: the same state for every such call."""
         return self._held(args, self._call(args, {}, fresh=True, repeat=self._repeat()))
 
     def mutations(self, *args: Any) -> tuple[Any, list[int]]:
         """The value and which arguments the call changed in place, compared in the sandbox."""
         value = self._call(args, {})
         return value, list(self.sandbox.last_mutated)
+
+    def run_test(self, implementation: Callable[..., Any]) -> Any:
+        """This learner's test function run against ``implementation``, kept here (``under_test.run``)."""
+        return under_test.run(self.sandbox, self.__name__, implementation, self.budget)
 
     def traced(self, *args: Any) -> tuple[Any, dict[str, Any]]:
         """The value and what ran (``checks.run_traced``), measured in the sandbox."""

@@ -257,7 +257,7 @@ SETS = {
         ],
     },
     "03_dot_product_attention": {
-        "full": {"q1": 2, "q2": 3, "q3": 3, "q4": 2},
+        "full": {"q1": 2, "q2": 3, "q3": 3, "q4": 2, "q6": 2},
         "victim": ("q1", "def dot_scores(s, H):"),
         "switch_off": [
             (

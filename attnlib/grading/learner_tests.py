@@ -1,0 +1,189 @@
+"""Tests the learner writes: run a learner's test function against an implementation it cannot look into.
+
+A "write the test that catches the bug" question asks for ``def test_x(x): ...``, a function that takes the
+implementation under test and raises (an ``assert`` that fails) when it is wrong. The grader runs it against
+the reference (it must pass) and against hidden mutants, each a real published attention bug (it must fail).
+The learner's test gets an ``UnderTest``: a callable that answers calls and nothing else. In the teacher's
+grader each call travels back to the grader, which computes it (the mutants never enter the sandbox); reading
+any attribute of it (``inspect.getsource``, ``__module__``, ``__code__``) is recorded and scores 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+READS: list[str] = []  # the attributes a learner's test asked an UnderTest for (in this process)
+_HARMLESS = frozenset({"__class__"})  # isinstance() asks for it; it tells nothing about the implementation
+
+
+class UnderTest:
+    """The implementation under test, as a learner's test receives it: it can be called, nothing more."""
+
+    __slots__ = ("_call",)
+
+    def __init__(self, call: Callable[..., Any]) -> None:
+        object.__setattr__(self, "_call", call)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return object.__getattribute__(self, "_call")(*args, **kwargs)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _HARMLESS:
+            return object.__getattribute__(self, name)
+        READS.append(str(name)[:100])
+        raise AttributeError("the implementation under test can only be called: your test may not read it")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        READS.append(str(name)[:100])
+        raise AttributeError("the implementation under test can only be called")
+
+    def __dir__(self) -> list[str]:
+        READS.append("__dir__")
+        return []
+
+    def __repr__(self) -> str:
+        return "<the implementation under test>"
+
+
+@dataclass
+class TestRun:
+    """What one run of a learner's test gave: whether it passed, and what it did that it must not."""
+
+    passed: bool
+    error: str = ""  # the exception it raised, when it failed
+    reached: list[str] = field(default_factory=list)  # switched-off names it called
+    read: list[str] = field(default_factory=list)  # attributes of the implementation it read
+    calls: int = 0  # how many times it called the implementation
+
+
+@contextlib.contextmanager
+def _own_answers_off(test: Any, own: tuple[str, ...]) -> Any:
+    """The learner's own answers (``own``, names in the notebook) switched off in the test's globals."""
+    space = getattr(test, "__globals__", None)
+    saved = {n: space[n] for n in own if isinstance(space, dict) and callable(space.get(n))}
+
+    def off(name: str) -> Callable[..., Any]:
+        def stand_in(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError(
+                f"your {name} is switched off in this test: decide from what the "
+                "implementation under test returns"
+            )
+
+        return stand_in
+
+    if saved:
+        space.update({n: off(n) for n in saved})
+    try:
+        yield
+    finally:
+        if saved:
+            space.update(saved)
+
+
+def run_here(
+    test: Callable[..., Any],
+    implementation: Callable[..., Any],
+    off: tuple[str, ...] = (),
+    own: tuple[str, ...] = (),
+) -> TestRun:
+    """Run ``test(UnderTest(implementation))`` in this process (the learner's notebook: the public checks),
+    with the attnlib functions ``off`` and the learner's own answers ``own`` switched off while the test
+    runs, and not while the implementation computes its answer."""
+    from attnlib.grading import checks
+
+    switched = contextlib.ExitStack()
+
+    calls = [0]
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        paused = switched.pop_all()  # the implementation may use what the learner's test may not
+        paused.close()
+        try:
+            return implementation(*args, **kwargs)
+        finally:
+            switched.enter_context(checks.switched_off(*off))
+
+    del READS[:]
+    with switched, _own_answers_off(test, own):
+        switched.enter_context(checks.switched_off(*off))
+        try:
+            test(UnderTest(call))
+            passed, error = True, ""
+        except Exception as e:  # a failing assert, or any error: the test did not pass
+            passed, error = False, f"{type(e).__name__}: {str(e)[:300]}"
+    reached = [error.split(":")[1].strip()] if "switched off in this test" in error else []
+    return TestRun(passed, error, reached, sorted(set(READS)), calls[0])
+
+
+def run_test(
+    test: Any,
+    implementation: Callable[..., Any],
+    what: str,
+    off: tuple[str, ...] = (),
+    own: tuple[str, ...] = (),
+) -> TestRun:
+    """The learner's ``test`` run against ``implementation``: in the grader through the sandbox proxy (each
+    call of the implementation answered on the grader's side, in a fresh copy of the learner's process), in
+    the notebook here. A test that calls a switched-off implementation or reads the one under test fails
+    the check, whatever it found."""
+    if test is None:
+        raise AssertionError(f"{what.split('(')[0]} is not defined: run the cell that defines it")
+    runner = getattr(test, "run_test", None)
+    run = runner(implementation) if runner is not None else run_here(test, implementation, off, own)
+    if run.read:
+        raise AssertionError(
+            f"{what} reads the implementation under test ({', '.join(run.read[:3])}): a test may only call "
+            "it and check what it returns. This scores 0."
+        )
+    if run.reached:
+        raise AssertionError(
+            f"{what} calls an implementation that is switched off ({', '.join(run.reached[:3])}): a test "
+            "must decide from what the implementation under test returns, not compare it with the reference "
+            "or your own answers. This scores 0."
+        )
+    return run
+
+
+def passes(
+    test: Any,
+    implementation: Callable[..., Any],
+    what: str,
+    off: tuple[str, ...] = (),
+    own: tuple[str, ...] = (),
+) -> None:
+    """The learner's test passes a right implementation: a test that fails it blames right code. ``off``:
+    the attnlib functions switched off while the test runs in the notebook; ``own``: the learner's answers
+    switched off there (in the grader the sandbox switches both off)."""
+    run = run_test(test, implementation, what, off, own)
+    if run.passed and not run.calls:
+        raise AssertionError(
+            f"{what} never calls the implementation it is given: replace the `...` by a test"
+        )
+    if not run.passed:
+        raise AssertionError(
+            f"{what} fails against a right implementation ({run.error}): check what your test expects; "
+            "a test that fails right code catches nothing"
+        )
+
+
+def catches(
+    test: Any,
+    right: Callable[..., Any],
+    wrong: Callable[..., Any],
+    what: str,
+    bug: str,
+    off: tuple[str, ...] = (),
+    own: tuple[str, ...] = (),
+) -> None:
+    """The learner's test passes the right implementation and fails the wrong one (``bug`` says, in words,
+    what kind of mistake the wrong one makes)."""
+    passes(test, right, what, off, own)
+    if run_test(test, wrong, what, off, own).passed:
+        raise AssertionError(f"{what} lets {bug} pass: add a check that such an implementation fails")
+
+
+__all__ = ["READS", "TestRun", "UnderTest", "catches", "passes", "run_here", "run_test"]
