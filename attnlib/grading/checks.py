@@ -276,3 +276,27 @@ def responsive(fn: Any, inputs: list[tuple], what: str) -> list[Any]:
             "inputs, so answers that agree with it do not count"
         )
     return values
+
+
+def attends_without_loops(fn: Any, small: tuple, large: tuple, what: str, h_at: int) -> tuple[Any, Any]:
+    """How an attention answer computes, not its exact values (issue 27's partial credit): a slip in the
+    formula keeps a test built on this, a loop or a function that computes nothing does not.
+    ``fn(*args)`` returns (context (B, T, d_h), weights (B, T, S)) for decoder states ``args[0]`` (B, T, d)
+    and encoder states ``args[h_at]`` (B, S, d_h). Checks: the contract (``call``), no Python loop
+    (``no_python_loops`` on ``small`` and ``large``), and on ``large`` the right shapes and dtype, nonnegative
+    weights that respond to the decoder states (``responsive``), the context the weights times H.
+    Returns (context, weights) on ``large``."""
+    call(fn, *large, what=what)
+    no_python_loops(fn, small, large)
+    moved = (torch.roll(large[0], 1, dims=1) + 0.5, *large[1:])  # other decoder states, other weights
+    got, _ = responsive(fn, [large, moved], f"{what} (its weights, on two sets of decoder states)")
+    if not (isinstance(got, tuple) and len(got) == 2):
+        raise AssertionError(f"{what} should return a tuple (context, weights), got {type(got).__name__}")
+    context, weights = got
+    Q, H = large[0], large[h_at]
+    tensor(weights, f"{what}: weights", shape=(*Q.shape[:2], H.shape[1]), dtype=Q.dtype)
+    tensor(context, f"{what}: context", shape=(*Q.shape[:2], H.shape[2]), dtype=Q.dtype)
+    if not bool((weights >= 0).all()):
+        raise AssertionError(f"{what}: the weights must be nonnegative (a softmax)")
+    close(context, weights @ H, f"{what}: context", hint="the context is the weights times H")
+    return context, weights

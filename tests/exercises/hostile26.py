@@ -556,6 +556,8 @@ def specific(set_name: str) -> dict[str, dict]:
             {"input_feeding_step"},
         ),
     }
+    # set 5 q3's test of s~_t from the answer's own s_t and weights passes: its cell and output are right
+    knows_passing = {"05": ("hidden_attentional_state_of_its_own_parts",)}
     if number in knows:
         description, code, question, failing, broken = knows[number]
         add(
@@ -565,6 +567,7 @@ def specific(set_name: str) -> dict[str, dict]:
             broken,
             answers={question: code()[0]},
             failing=failing,
+            passing=knows_passing.get(number, ()),
         )
     leaks = {  # hole 11: wrong values and results, whose hidden messages printed the expected ones
         "01": "slope_task = 0.123\nk_thousandth = 7\nmeasured_k_thousandth = 9",

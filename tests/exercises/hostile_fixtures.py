@@ -412,8 +412,9 @@ SETS = {
             ),
             (
                 "input_feeding_step_loops_in_a_helper",
-                "q3 right input_feeding_step, its scores one source position at a time in a helper: its no-loops "
-                "test fails; the decoder of q4, built on it, still trains",
+                "q3 right input_feeding_step, its scores one source position at a time in a helper: the tests "
+                "without loops fail (2 of q3's 3 points, the rubric's forbidden approach); the decoder of q4, built "
+                "on it, still trains",
                 {
                     "q3": "def _score(s, h, W_a):\n"
                     "    return ((s @ W_a) * h).sum(-1)\n\n\n"
@@ -424,7 +425,7 @@ SETS = {
                     "    context = (alpha[:, None, :] @ H)[:, 0]\n"
                     "    return s, alpha, torch.tanh(torch.cat([context, s], dim=-1) @ W_c.T + b_c)",
                 },
-                {"q3": 2.25},
+                {"q3": 1.0},
             ),
         ],
     },
