@@ -8,9 +8,8 @@
 - ko/_toc.yml: the English table of contents less the pages not yet complete, in the same order, with the
   part captions of i18n/ko/_toc.yml. Until intro.md is complete the Korean home (ko/intro.md) is a notice
   that the edition is being translated, with links to the English site.
-- ko/_config.yml: _config.yml with the Korean title, ``language: ko``, the Korean prompts of folded code cells,
-  the site address under ko/, and every
-  path made to reach the shared extensions and assets from ko/.
+- ko/_config.yml: _config.yml with the Korean title, ``language: ko``, the Korean prompts of folded code
+  cells, the site address under ko/, and every path made to reach the shared extensions and assets from ko/.
 
 Everything here is generated: ``python tools/i18n.py generate --check`` fails when a file differs.
 """
