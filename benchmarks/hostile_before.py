@@ -91,15 +91,31 @@ def expected_patterns(set_name: str, names: list[str]) -> set[str]:
     return set().union(*(module.secrets(v) for v in values.values()))
 
 
+def plain(text: str) -> str:
+    """Feedback text with Markdown's backslash escapes (report.inert) undone."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+
+
+def marked(owner: str, text: str) -> bool:
+    """The feedback ends a line with this marker (a name's marker may begin another's)."""
+    return re.search(re.escape(owner) + "$", plain(text), re.M) is not None
+
+
 def class_check(kind: str, spec: dict, text: str, set_name: str) -> str | None:
     """What test_hostile26.py asks of the class beyond the scores, in one feedback file: None if it holds."""
-    if kind == "markup":
+    if (
+        kind == "markup"
+    ):  # as test_hostile26: no HTML, link or code span, no control character, one score line
+        from markdown_it import MarkdownIt
+
+        tokens = MarkdownIt("commonmark").parse(text)
+        kinds = {t.type for t in tokens + [c for t in tokens if t.children for c in t.children]}
+        raw = sorted(kinds & {"html_block", "html_inline", "link_open", "code_inline"})
         bad = re.search(r"[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]", text)
-        raw = [t for t in ("<script>", "<img", "](http", "\n# Feedback: pwned") if t in text]
         if bad or raw or text.count("Automatic score:") != 1:
             return f"feedback not inert: {raw} control={bool(bad)} scores={text.count('Automatic score:')}"
     elif kind == "dev_shm":
-        found = re.search(r"/dev/shm=(\d+)MB /dev=(\d+)MB", text)
+        found = re.search(r"/dev/shm=(\d+)MB /dev=(\d+)MB", plain(text))
         if not found:
             return "no /dev report in the feedback"
         shm, dev = (int(n) for n in found.groups())
@@ -191,9 +207,9 @@ def measure_set(args, set_name: str, out: Path) -> list[dict]:
                 why.append(f"{len(names)} names got {len(rows)} rows and {len(feedback)} feedback files")
             for fixture, spec in names.items():
                 owner = f"owner={spec['owner']}"
-                files = [label for label, t in feedback.items() if owner in t]
+                files = [label for label, t in feedback.items() if marked(owner, t)]
                 if len(files) != 1 or any(
-                    f"owner={o['owner']}" in feedback[files[0]] for o in names.values() if o is not spec
+                    marked(f"owner={o['owner']}", feedback[files[0]]) for o in names.values() if o is not spec
                 ):
                     why.append(f"{fixture}: its marker is in {len(files)} feedback files")
                     continue
