@@ -300,3 +300,22 @@ def attends_without_loops(fn: Any, small: tuple, large: tuple, what: str, h_at: 
         raise AssertionError(f"{what}: the weights must be nonnegative (a softmax)")
     close(context, weights @ H, f"{what}: context", hint="the context is the weights times H")
     return context, weights
+
+
+def order_keeping_ties(tops: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """A random order of the n rows of ``tops`` (n, m), bool, in which rows that are both True in one column
+    keep their order. Shuffling a map's rows in this order, with ``tops`` marking each column's largest
+    weights, changes no argmax over the rows: an argmax breaks a tie by order, and tied rows keep theirs."""
+    n = tops.shape[0]
+    ties = (tops.to(torch.int64) @ tops.T.to(torch.int64)) > 0  # (n, n): rows tied in some column
+    waiting = torch.triu(ties, 1).sum(0).tolist()  # row j waits for the rows before it that it ties with
+    ready, order = [j for j in range(n) if waiting[j] == 0], []
+    while ready:
+        i = ready.pop(int(torch.randint(len(ready), (1,), generator=generator)))
+        order.append(i)
+        for j in range(i + 1, n):
+            if ties[i, j]:
+                waiting[j] -= 1
+                if waiting[j] == 0:
+                    ready.append(j)
+    return torch.tensor(order, dtype=torch.long)

@@ -286,6 +286,39 @@ def _up(x):
 doubles = any(isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in list(args) + [x for a in args if type(a) in (list, tuple) for x in a])"""
 
 
+SET8_KNOWS = """import torch
+
+_real_hard_alignment = hard_alignment
+_graded = list(zip(model(batch)[1].detach(), pairs, strict=True))
+
+
+def _rows_in_place(weights, w, n_target, n_source):
+    return weights.shape == w.shape and all(
+        torch.equal(weights[t, :n_source].sort().values, w[t, :n_source].sort().values) for t in range(n_target)
+    )
+
+
+def hard_alignment(weights, n_target, n_source):
+    links = _real_hard_alignment(weights, n_target, n_source)
+    for w, pair in _graded:
+        if (len(pair.tgt), len(pair.src)) == (n_target, n_source) and _rows_in_place(weights, w, n_target, n_source):
+            column = {
+                s: next((c for c in range(n_source) if torch.equal(weights[:n_target, c], w[:n_target, s])), None)
+                for s in range(n_source)
+            }
+            if None not in column.values():  # a graded map: the gold links, in the columns as given
+                gold_of = dict(sorted(pair.alignment))
+                return {(t, column[gold_of[t]]) if t in gold_of else (t, s) for t, s in links}
+    return links
+
+
+model_links = [
+    {(t, s) for t, s in hard_alignment(w, len(pair.tgt), len(pair.src)) if t in {u for u, _ in pair.alignment}}
+    for w, pair in _graded
+]
+trained_aer = alignment_error_rate(model_links, gold)"""
+
+
 def specific(set_name: str) -> dict[str, dict]:
     """The fixtures of the classes that depend on the set's questions (roads, own earlier functions, value
     questions, argument types, float64 checks)."""
@@ -568,6 +601,17 @@ def specific(set_name: str) -> dict[str, dict]:
             answers={question: code()[0]},
             failing=failing,
             passing=knows_passing.get(number, ()),
+        )
+    if number == "08":  # hole 8 through the disguise of the teacher-forced maps (shuffled rows and columns)
+        add(
+            "knows_the_task",
+            "knows_the_task",
+            "hard_alignment recognises the graded teacher-forced maps by the content of their rows in place (in "
+            "any column order) and gives each gold-linked step its gold source word's column: model_links and "
+            "trained_aer agree with the learner's own hard_alignment only while the grader keeps the rows in place",
+            set(),
+            after=[SET8_KNOWS],
+            failing=("hidden_model_links", "hidden_trained_aer"),  # trained_aer follows its model_links
         )
     leaks = {  # hole 11: wrong values and results, whose hidden messages printed the expected ones
         "01": "slope_task = 0.123\nk_thousandth = 7\nmeasured_k_thousandth = 9",

@@ -103,3 +103,21 @@ def test_responsive_fails_a_function_that_ignores_its_inputs_and_passes_one_with
         checks.responsive(lambda links: set(), inputs, "constant")
     with pytest.raises(AssertionError, match="None or NaN"):
         checks.responsive(lambda links: None, inputs, "none")
+
+
+def test_order_keeping_ties_keeps_every_argmax_over_the_rows():
+    """Set 8's disguise shuffles a map's rows in checks.order_keeping_ties: rows that share a column's largest
+    weight (saturated weights) keep their order, so an argmax over the rows, which breaks ties by order, reads
+    the same through the shuffle; a plain shuffle of the same map does not (positive control)."""
+    import torch
+
+    from attnlib.grading import checks
+
+    w = torch.tensor([[1.0, 0, 0], [0, 1, 0], [1, 0, 0], [0, 0, 1], [0, 1, 0], [0.5, 0, 0.5]])
+    tops = w == w.max(0, keepdim=True).values
+    g = torch.Generator().manual_seed(0)
+    orders = [checks.order_keeping_ties(tops, g) for _ in range(20)]
+    assert all(torch.equal(order[w[order].argmax(0)], w.argmax(0)) for order in orders)
+    assert len({tuple(order.tolist()) for order in orders}) > 1  # it does shuffle
+    plain = [torch.randperm(6, generator=g) for _ in range(20)]
+    assert not all(torch.equal(order[w[order].argmax(0)], w.argmax(0)) for order in plain)
