@@ -1,6 +1,6 @@
 """Scores -> weights -> context: the masked softmax and the weighted sum that every attention shares.
 
-    alpha_t = softmax(e_t)                 (Bahdanau et al. 2015, §3.1, eq. 6; Luong et al. 2015, §3, eq. 7)
+    alpha_t = softmax(e_t)                 (Bahdanau et al. 2015, §3.1, eq. 6; Luong et al. 2015, §3.1, eq. 7)
     c_t     = sum_s alpha_{t,s} h_s        (Bahdanau et al. 2015, §3.1, eq. 5)
 
 Masks are bool with True = attend, as in ``torch.nn.functional.scaled_dot_product_attention``.

@@ -199,8 +199,8 @@ def token_scores(hyps: Sequence[Sequence], refs: Sequence[Sequence]) -> TestScor
 
 def bleu_scores(hyps: Sequence[str | Sequence[str]], refs: Sequence[str | Sequence[str]]) -> TestScores:
     """BLEU's sufficient statistics per sentence (hypothesis and reference length, matched and total n-grams
-    for n = 1..4, Papineni et al. 2002, §2.1); ``float()`` is :func:`bleu` with ``tokenize="none"``: the
-    counts summed over the corpus, then sacrebleu's formula (Post 2018)."""
+    for n = 1..4, Papineni et al. 2002, §2.1 and §2.2); ``float()`` is :func:`bleu` with ``tokenize="none"``:
+    the counts summed over the corpus, then sacrebleu's formula (Post 2018)."""
     _same_count(hyps, refs)
     rows = []
     for hyp, ref in zip(hyps, refs, strict=True):

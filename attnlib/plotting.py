@@ -33,7 +33,8 @@ def heatmap(
     """Draw weights ``(T, S)`` with target steps as rows and source positions as columns.
 
     Row t is alpha_t, the distribution over source positions used at target step t (Bahdanau et al. 2015,
-    Figure 3, draws its alignment matrices this way, transposed). ``annotate`` writes each weight in its cell.
+    Figure 3, draws its alignment matrices this way: source words across, target words down). ``annotate``
+    writes each weight in its cell.
     The colour scale is fixed, 0 to ``vmax`` = 1 (weights are probabilities), so that maps drawn side by side
     compare, and a row that sums to less than 1 (local attention, Luong et al. 2015, §3.2) looks it;
     ``vmax=None`` stretches the scale to this map's largest weight (say so in the title).

@@ -14,9 +14,10 @@ It is the matrix backpropagation applies, ∇_{h_{t-k}} L = (∂h_t/∂h_{t-k})�
 transpose have the same singular values and eigenvalues, so every norm and conclusion is the same in both.
 The course follows the numerator layout (as torch.autograd.functional.jacobian returns Jacobians).
 
-Sources: Bengio, Simard & Frasconi 1994 (vanishing gradients); Pascanu, Mikolov & Bengio 2013, §2 (the
-product of Jacobians, the bound ‖∂h_t/∂h_{t-k}‖ ≤ (γ σ_max(W_h))^k, γ = sup |φ'|), §3.2 (clipping);
-Hochreiter & Schmidhuber 1997 (LSTM); Cho et al. 2014 (GRU). Shapes: d_h hidden, d_x input, T steps.
+Sources: Bengio, Simard & Frasconi 1994 (vanishing gradients); Pascanu, Mikolov & Bengio 2013, §1.1 eq. 5
+(the product of Jacobians), §2.1 (the bound ‖∂h_t/∂h_{t-k}‖ ≤ (γ σ_max(W_h))^k, γ = sup |φ'|),
+§3.2 (clipping); Hochreiter & Schmidhuber 1997 (LSTM); Cho et al. 2014 (GRU).
+Shapes: d_h hidden, d_x input, T steps.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def step_jacobian(W_h: Tensor, z: Tensor, nonlinearity: Nonlinearity = "tanh") -
 
 
 def jacobian_product(W_h: Tensor, pre: Tensor, nonlinearity: Nonlinearity = "tanh") -> Tensor:
-    """∂h_t/∂h_{t-k} = Π_{i=t-k+1..t} diag(φ'(z_i)) W_h, newest factor on the left (Pascanu et al. 2013, §2).
+    """∂h_t/∂h_{t-k} = Π_{i=t-k+1..t} diag(φ'(z_i)) W_h, newest factor on the left (Pascanu et al.
+    2013, eq. 5, in the other layout: see the module docstring).
 
     ``pre (k, d_h)`` holds z_{t-k+1}, …, z_t, oldest first as :func:`unroll` returns them (k = 0: identity).
     """

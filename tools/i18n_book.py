@@ -8,7 +8,8 @@
 - ko/_toc.yml: the English table of contents less the pages not yet complete, in the same order, with the
   part captions of i18n/ko/_toc.yml. Until intro.md is complete the Korean home (ko/intro.md) is a notice
   that the edition is being translated, with links to the English site.
-- ko/_config.yml: _config.yml with the Korean title, ``language: ko``, the site address under ko/, and every
+- ko/_config.yml: _config.yml with the Korean title, ``language: ko``, the Korean prompts of folded code cells,
+  the site address under ko/, and every
   path made to reach the shared extensions and assets from ko/.
 
 Everything here is generated: ``python tools/i18n.py generate --check`` fails when a file differs.
@@ -128,6 +129,8 @@ def config() -> str:
     sphinx["local_extensions"] = {name: _up(path) for name, path in sphinx["local_extensions"].items()}
     sphinx["config"]["html_static_path"] = [_up(p) for p in sphinx["config"]["html_static_path"]]
     sphinx["config"]["language"] = LANG
+    for prompt in ("code_prompt_show", "code_prompt_hide"):  # a cell's own prompt (evidence titles) overrides
+        sphinx["config"][f"nb_{prompt}"] = strings[prompt]
     body = yaml.safe_dump(conf, allow_unicode=True, sort_keys=False, width=10_000)
     return GENERATED.format(source="_config.yml and i18n/ko/_toc.yml") + body
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import matplotlib
 import nbformat
+import pytest
 
 import attnlib.data.tatoeba
 
@@ -19,6 +20,7 @@ def _cells() -> dict[str, str]:
     return {c.get("id"): c.source for c in nbformat.read(CHAPTER, as_version=4).cells}
 
 
+@pytest.mark.slow  # trains a model
 def test_the_cell_trains_on_the_download_and_draws_its_maps(monkeypatch):
     matplotlib.use("Agg")
     cells = _cells()

@@ -13,6 +13,7 @@ from exercise_helpers import SETS, exercises
 pytestmark = pytest.mark.skipif(isolation.bwrap_path() is None, reason="bubblewrap is not installed")
 
 
+@pytest.mark.slow  # grades the reference solution in the sandbox
 def test_an_environment_the_sandbox_cannot_fully_see_makes_the_self_check_refuse(
     built, tmp_path, monkeypatch
 ):

@@ -31,6 +31,7 @@ def run(isolated, cells, names, **config):
     return sandbox
 
 
+@pytest.mark.slow  # grades a notebook in the sandbox
 def test_a_blank_notebook_finds_no_course_file_submission_or_grader(tmp_path):
     """Graded end to end: the notebook looks for the masters, the bundles, the submissions folder and the
     grader's /proc entry, and reports in an error message what it found (none)."""

@@ -13,7 +13,7 @@ from i18n_scratch import scratch_course, translated_as_english
 
 import i18n
 
-EDITION = i18n.complete_pages()
+EDITION = [page for page in i18n.PAGES if (i18n.OUT / page).exists()]  # what generate wrote (checked current)
 NOTEBOOKS = [page for page in EDITION if page.endswith(".ipynb")]
 CHAPTER_3 = "chapters/03_dot_product_attention.ipynb"
 SCRATCH_PAGES = [CHAPTER_3, "exercises/03_dot_product_attention.ipynb", "notation.md"]

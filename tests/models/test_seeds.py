@@ -32,6 +32,7 @@ def test_each_run_starts_from_its_seed():
     assert not torch.equal(draws[0], draws[1])
 
 
+@pytest.mark.slow  # trains six models, in forked processes
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="separate processes need fork (Linux)")
 def test_separate_processes_give_the_same_results_bit_for_bit():
     seeds = [0, 1, 2]
@@ -80,6 +81,7 @@ def test_a_free_process_takes_the_next_seed_while_a_slow_run_goes_on():
     assert over_seeds(run, [0, 1, 2], workers=2) == [True, True, True]
 
 
+@pytest.mark.slow  # a fresh interpreter that forks two workers
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="separate processes need fork (Linux)")
 def test_the_forks_share_the_lazy_import_of_the_first_optimizer():
     # In a fresh interpreter, so that nothing has imported it yet (the check before the call says so).

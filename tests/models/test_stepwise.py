@@ -35,6 +35,7 @@ def test_a_step_that_never_looks_aligns_nothing_and_loses_nothing_to_uniform_wei
     assert metrics["aer"] > 0.5 and abs(metrics["lost_uniform"]) < 0.05
 
 
+@pytest.mark.slow  # trains a model twice
 def test_training_is_reproducible_from_its_seed():
     a, b = stepwise.train(step, seed=3), stepwise.train(step, seed=3)
     assert all(torch.equal(a[k], b[k]) for k in a)

@@ -8,6 +8,7 @@ from attnlib.classifier import RecallClassifier, accuracy, train_classifier
 from attnlib.data import recall_task
 
 
+@pytest.mark.slow  # trains a model
 def test_a_gru_learns_to_recall_after_a_few_distractors():
     tokens, labels = recall_task(1000, 3, seed=1)
     test_tokens, test_labels = recall_task(300, 3, seed=2)

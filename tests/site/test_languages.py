@@ -150,6 +150,20 @@ def raw_markup(html: str) -> list[str]:
     return [text[max(0, m.start() - 30) : m.end() + 30] for m in RAW_MYST.finditer(text)]
 
 
+ENGLISH_PROMPT = re.compile(r"(Show|Hide) code cell")
+
+
+@pytest.mark.parametrize("page", [p for p in _both_sites() if p.startswith("ko/")])
+def test_a_korean_page_folds_its_code_cells_with_korean_prompts(site, page):
+    """myst-nb's "Show code cell source" comes from ko/_config.yml in Korean (the evidence cells' own titles,
+    "How we know: ...", are the English code's: the glossary keeps them)."""
+    assert ENGLISH_PROMPT.findall((site / f"{page}.html").read_text()) == []
+
+
+def test_control_the_english_chapters_fold_code_cells_with_the_english_prompt(site):
+    assert ENGLISH_PROMPT.search((site / "chapters" / "01_rnn_gradients.html").read_text())
+
+
 @pytest.mark.parametrize("page", _both_sites())
 def test_a_page_shows_no_raw_myst_or_unclosed_emphasis(site, page):
     assert raw_markup((site / f"{page}.html").read_text()) == []

@@ -12,6 +12,8 @@ from .test_site import ROOT
 
 BOOKKEEPING = re.compile(r"\b(glue|claim|claim_ranked|claim_tied)\(")
 CHAPTERS = sorted(p.stem for p in (ROOT / "chapters").glob("*.ipynb"))
+# Both sites: a Korean chapter page has the English code cells (tools/i18n.py), folded the same way.
+PAGES = [f"{site}chapters/{chapter}" for site in ("", "ko/") for chapter in CHAPTERS]
 
 
 class _CodeInView(HTMLParser):
@@ -61,32 +63,32 @@ def code_on_page(html: str) -> _CodeInView:
     return parser
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_glue_and_claims_are_only_in_folded_blocks(site, chapter):
-    page = code_on_page((site / "chapters" / f"{chapter}.html").read_text())
+@pytest.mark.parametrize("page", PAGES)
+def test_glue_and_claims_are_only_in_folded_blocks(site, page):
+    page = code_on_page((site / f"{page}.html").read_text())
     in_view, folded = unescape("".join(page.in_view)), unescape("".join(page.folded))
     assert "import" in in_view  # the page shows the lesson's code
     assert BOOKKEEPING.search(folded)  # and the evidence is there, folded
     assert not BOOKKEEPING.search(in_view), BOOKKEEPING.search(in_view)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_the_evidence_blocks_are_titled_how_we_know(site, chapter):
-    page = code_on_page((site / "chapters" / f"{chapter}.html").read_text())
+@pytest.mark.parametrize("page", PAGES)
+def test_the_evidence_blocks_are_titled_how_we_know(site, page):
+    page = code_on_page((site / f"{page}.html").read_text())
     assert any(title.startswith("How we know") for title in page.titles)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_the_site_shows_each_cell_as_the_notebook_has_it(site, chapter):
+@pytest.mark.parametrize("page", PAGES)
+def test_the_site_shows_each_cell_as_the_notebook_has_it(site, page):
     """Nothing is cut out of a cell for the website: hiding leaves no dead code behind."""
-    cells = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())["cells"]
-    html = unescape(re.sub(r"<[^>]+>", "", (site / "chapters" / f"{chapter}.html").read_text()))
+    cells = json.loads((ROOT / f"{page}.ipynb").read_text())["cells"]
+    html = unescape(re.sub(r"<[^>]+>", "", (site / f"{page}.html").read_text()))
     for cell in cells:
         source = "".join(cell["source"])
         if cell["cell_type"] != "code" or "remove-input" in cell.get("metadata", {}).get("tags", []):
             continue
         for line in source.splitlines():
-            assert line.strip() == "" or line.strip() in html, f"{chapter}: {line!r} is not on the page"
+            assert line.strip() == "" or line.strip() in html, f"{page}: {line!r} is not on the page"
 
 
 def test_a_claim_in_view_is_caught():

@@ -19,8 +19,17 @@ HOSTILE = {
     "PYTHONHASHSEED": "7",
 }
 
-reproduces = numeric_env.check()
-needs_avx2 = pytest.mark.skipif(reproduces is not None, reason=f"this machine cannot reproduce: {reproduces}")
+
+@pytest.fixture
+def avx2_machine():
+    """Skip unless this machine reproduces the stored outputs (asked when a test needs it, not at collection:
+    the check starts a process that imports torch)."""
+    reason = numeric_env.check()
+    if reason is not None:
+        pytest.skip(f"this machine cannot reproduce: {reason}")
+
+
+needs_avx2 = pytest.mark.usefixtures("avx2_machine")
 
 
 def hostile_env() -> dict[str, str]:

@@ -48,6 +48,7 @@ def test_kv_cached_steps_give_the_teacher_forced_logits(norm_first):
     assert state["self_k0"].shape[2] == batch.tgt_in.shape[1]  # (B, h, t, hs): one entry per step
 
 
+@pytest.mark.slow  # trains a model
 def test_learns_to_reverse_and_decodes_with_greedy_and_beam_search():
     task, batches = reverse_batches()
     model = model_for(task)
@@ -84,6 +85,7 @@ def test_recomputing_the_prefix_gives_the_kv_cached_steps(norm_first):
     assert again["prefix"].shape == batch.tgt_in.shape and "self_k0" not in again  # ids kept, no cache
 
 
+@pytest.mark.slow  # trains a model
 def test_greedy_and_beam_search_decode_the_same_with_and_without_the_cache():
     task, batches = reverse_batches()
     model = model_for(task)

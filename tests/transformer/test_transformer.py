@@ -136,6 +136,7 @@ def test_errors_name_the_argument():
         MultiHeadAttention(8, 2)(torch.randn(2, 5, 8), mask=torch.ones(3, 4, dtype=torch.bool))
 
 
+@pytest.mark.slow  # trains a model
 def test_tiny_transformer_logits_line_up_with_targets_and_learn_reverse():
     task = sequence_task("reverse", n=600, min_len=4, max_len=4, seed=0)
     batches = make_batches(task.train, task.src_vocab, task.tgt_vocab, 32, shuffle=True, seed=0)
