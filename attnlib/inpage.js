@@ -184,13 +184,17 @@
     box.querySelector(".inpage-note").textContent = notes(m, text, result).join(" ");
     box.dataset.result = JSON.stringify({ source, outputIds, weights });
   }
+  // The course's model runs first; a page with a "load your own model" control may swap in the reader's
+  // (inpage_load.js's ownModel checks the file, then calls use(model)).
   function mount(id) {
-    const box = document.getElementById(id), m = load(JSON.parse(box.querySelector(".inpage-spec").textContent));
-    const input = box.querySelector("input");
+    const box = document.getElementById(id), course = load(JSON.parse(box.querySelector(".inpage-spec").textContent));
+    const input = box.querySelector("input[type=text]");
+    let m = course;
     const run = () => render(m, box, input.value);
     input.addEventListener("input", run);
-    run();
-    return m;
+    if (box.querySelector(".inpage-file")) window.attnlibInpage.ownModel(box, course, (model) => { m = model; run(); });
+    else run();
+    return course;
   }
-  window.attnlibInpage = { load, prepare, translate, notes, mount };
+  window.attnlibInpage = { decodeFloats, load, prepare, translate, notes, mount };
 })();

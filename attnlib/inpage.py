@@ -1,6 +1,7 @@
 """A trained seq2seq model that runs in the reader's browser, on the static website and in Colab alike.
 
-    demo(model, src_vocab, tgt_vocab, "3 mar 19")   # a text box, the greedy output and its alignment map
+    demo(model, src_vocab, tgt_vocab, "3 mar 19", task="dates")   # a text box, greedy output, alignment map
+    inpage_file.export(model, src_vocab, tgt_vocab, "my-dates-model.json", task="dates")  # for that page
 
 The cell's output holds the model's weights (float32, base64) and a small engine, ``inpage.js``, that computes
 the same equations as ``attnlib.seq2seq`` for one sentence with greedy decoding, in float64:
@@ -13,7 +14,9 @@ the same equations as ``attnlib.seq2seq`` for one sentence with greedy decoding,
 Why not ONNX and onnxruntime-web: its WebAssembly runtime alone weighs several MB per page, more than these
 models (tens of thousands of weights) and the whole engine (a few KB) together. The engine is the
 equations a second time, so tests hold it to the Python model: the same output tokens and attention weights
-within 1e-4 (tests/inpage, in node; tests/site, in the built page).
+within 1e-4 (tests/inpage, in node; tests/site, in the built page). A demo given a ``task`` also reads a
+file that ``attnlib.inpage_file.export`` wrote for that task from the reader's disk and runs it instead
+(``inpage_load.js``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ def spec(
     max_tokens: int | None = None,
     ranges: list[dict] | None = None,
     empty: str = "type something",
+    task: str | None = None,
 ) -> dict:
     """Everything the engine needs: the architecture's switches, both vocabularies and every weight, and how
     the page prepares what the reader types (see :func:`prepare`).
@@ -56,7 +60,7 @@ def spec(
     ``"split"`` (tokens of their own, as Tatoeba's normalisation) or ``"keep"``. ``max_tokens``: how much of
     a long input is read (default ``MAX_TOKENS``). ``ranges``: numbers the page flags, ``[{"pattern": regex,
     "low": …, "high": …, "message": …}]`` (a year outside the trained window). ``empty``: what an empty box
-    asks for.
+    asks for. ``task``: what the model was trained for (``"dates"``); a page reads only that task's files.
     """
     cfg = getattr(model, "config", None)
     if cfg is None:
@@ -103,6 +107,7 @@ def spec(
         "max_tokens": max_tokens,
         "ranges": list(ranges or []),
         "empty": empty,
+        "task": task,
         "src_itos": list(src_vocab.itos),
         "tgt_itos": list(tgt_vocab.itos),
         "params": params,
@@ -129,8 +134,9 @@ def prepare(spec: dict, text: str) -> tuple[list[str], int]:
 
 
 def engine() -> str:
-    """The JavaScript engine, as shipped with the package."""
-    return resources.files("attnlib").joinpath("inpage.js").read_text(encoding="utf-8")
+    """The JavaScript engine, as shipped with the package, and its reader of the learner's model files."""
+    files = resources.files("attnlib")
+    return "\n".join(files.joinpath(f).read_text(encoding="utf-8") for f in ("inpage.js", "inpage_load.js"))
 
 
 class Demo:
@@ -162,7 +168,8 @@ def demo(
 
     ``text``: what the box holds at first. ``known``: examples of what the model learned, listed under the box
     (for ``tokens="words"`` the vocabulary is listed by default). ``preparing``: ``lower``, ``punctuation``,
-    ``max_tokens``, ``ranges``, ``empty``, as :func:`spec` takes them. The page needs no kernel, no network.
+    ``max_tokens``, ``ranges``, ``empty``, ``task``, as :func:`spec` takes them. The page needs no kernel, no
+    network. With a ``task``, the page also runs the reader's own model: a file ``inpage_file.export`` wrote.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
@@ -178,13 +185,20 @@ def demo(
         items = " · ".join(html.escape(t) for t in known)
         listed = f"\n<details><summary>{html.escape(known_label)}</summary>{items}</details>"
     n_weights = sum(math.prod(p["shape"]) for p in model_spec["params"].values())
+    own = ""
+    if model_spec["task"]:  # the reader's file is read in the browser (FileReader): nothing is uploaded
+        own = """\n<p><span class="inpage-which" role="status"></span>
+<label>Load your own model (the file the chapter's export cell wrote; it stays on your computer):
+<input type="file" class="inpage-file" accept=".json,application/json"></label>
+<button type="button" class="inpage-back" hidden>Back to the course's model</button></p>
+<p class="inpage-refused" role="alert" style="font-weight:600"></p>"""
     # The answer is an <output> in the theme's text colour (a <code> was pink on grey in dark mode); the notes
     # below it are announced to screen readers as they change.
     page = f"""<div id="{box}" class="attnlib-inpage">
 <label>{html.escape(prompt)}: <input type="text" value="{html.escape(text, quote=True)}" size="32"></label>
 <p>greedy output: <output class="inpage-output" style="font-weight:600;font-family:monospace"></output></p>
 <p class="inpage-note" role="status" aria-live="polite" style="font-size:85%"></p>
-<div class="inpage-map" style="overflow-x:auto"></div>{listed}
+<div class="inpage-map" style="overflow-x:auto"></div>{listed}{own}
 <p style="font-size:80%">Runs in your browser ({n_weights:,} weights, no server); rows: output steps,
 columns: source tokens, shade: attention weight α<sub>t,s</sub> (hover for the value).</p>
 <script type="application/json" class="inpage-spec">{safe_json}</script>
