@@ -19,7 +19,7 @@ GRADER = ROOT / "grader"
 TEACHER_TOOLS = ["grade.py", "exercises.py", "gradescope.py", "notebooks.py", "numeric_env.py"]
 OWN = {"attnlib", "attnlib_grader", "numeric_env", "notebooks", "exercises", "gradescope", "__future__"}
 # Imported by attnlib only inside `try: ... except ImportError` (the book's build tools, absent in Colab).
-OPTIONAL_IN_ATTNLIB = {"myst_nb"}
+OPTIONAL_IN_ATTNLIB = {"myst_nb", "google"}  # google: google.colab, only where Colab provides it
 
 
 def _name(requirement: str) -> str:
