@@ -250,7 +250,7 @@ SETS = {
                     "acc_h = torch.tensor([probe_accuracy(H_train[:, s], x_train[:, s], H_test[:, s], x_test[:, s], "
                     "len(vocab), 1e-3) for s in range(S)])\n"
                     "worst_position = int(acc_c.argmin()) + 1\n"
-                    "kept_by_c = (torch.nonzero(acc_c >= 0.9).flatten() + 1).tolist()"
+                    "kept_by_c = (torch.nonzero(acc_c >= 0.3).flatten() + 1).tolist()"
                 },
                 {"q3": 0},
             ),
