@@ -362,7 +362,7 @@ SETS = {
         ],
     },
     "06_score_functions": {  # the concat score from attnlib.chunked_additive
-        "full": {"q1": 2, "q2": 2, "q3": 2, "q4": 3},
+        "full": {"q1": 2, "q2": 2, "q3": 2, "q4": 3, "q6": 2},
         "victim": None,
         "switch_off": [
             (
