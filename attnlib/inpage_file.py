@@ -3,6 +3,7 @@
     path = export(model, src_vocab, tgt_vocab, "my-dates-model.json", task="dates")
     offer(path)                     # prints its name and size; in Colab, downloads it
     model, src_vocab, tgt_vocab = read(path)      # back in Python
+    [page_spec] = stored_specs("chapters/04_bahdanau_attention.ipynb")   # the model a chapter's page holds
 
 The file is :func:`attnlib.inpage.spec`'s JSON (the config, both vocabularies, every weight as float32 in
 base64) with a format marker, a version and the task. The page's "load your own model" control reads it from
@@ -14,12 +15,14 @@ the config, each base64 string's length against its shape, finite values, the vo
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from attnlib.inpage import model_from_spec, spec
 
 FORMAT, VERSION = "attnlib-inpage-model", 1  # inpage_load.js's FORMAT, VERSION
 MAX_BYTES = 8 * 1024 * 1024  # inpage_load.js's MAX_BYTES: the largest file a page reads
+STORED_SPEC = re.compile(r'class="inpage-spec">(.*?)</script>', re.S)  # in the HTML that inpage.demo writes
 
 
 def export(model, src_vocab, tgt_vocab, path, task: str, tokens: str = "chars", **preparing) -> Path:
@@ -64,3 +67,11 @@ def read(path, task: str | None = None):
     if task is not None and data.get("task") != task:
         raise ValueError(f"{path} holds a model for the task {data.get('task')!r}, not {task!r}")
     return model_from_spec(data)
+
+
+def stored_specs(notebook) -> list[dict]:
+    """The specs of the in-page models that ``notebook``'s stored outputs hold, in order (the page's model,
+    read back without running the notebook)."""
+    cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
+    pages = ("".join(o.get("data", {}).get("text/html", "")) for c in cells for o in c.get("outputs", []))
+    return [json.loads(m[1].replace("<\\/", "</")) for page in pages for m in [STORED_SPEC.search(page)] if m]

@@ -15,14 +15,13 @@ Prints one line per input (right or wrong, the model's answer) and the accuracy 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from attnlib import inpage
+from attnlib.inpage_file import stored_specs
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = re.compile(r'class="inpage-spec">(.*?)</script>', re.S)
 
 # (typed, right answer). Christmas 2019 in each learned format, a few other days, as people write them.
 DATES_LEARNED = [
@@ -73,12 +72,10 @@ SENTENCES = [
 
 def page_spec(chapter: str) -> dict:
     """The spec of the in-page model that ``chapter``'s stored output holds."""
-    cells = json.loads((ROOT / "chapters" / chapter).read_text())["cells"]
-    for output in (o for c in cells for o in c.get("outputs", [])):
-        found = SPEC.search("".join(output.get("data", {}).get("text/html", [])))
-        if found:
-            return json.loads(found[1].replace("<\\/", "</"))
-    raise LookupError(f"{chapter}: no in-page model in its stored outputs")
+    specs = stored_specs(ROOT / "chapters" / chapter)
+    if len(specs) != 1:
+        raise LookupError(f"{chapter}: {len(specs)} in-page models in its stored outputs, not one")
+    return specs[0]
 
 
 def answers(spec: dict, texts: list[str]) -> list[str]:

@@ -1,7 +1,5 @@
 """The trained models shipped in attnlib: what the exercises load is each chapter's own seed-0 model."""
 
-import json
-import re
 import subprocess
 import sys
 import time
@@ -10,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnlib import inpage, metrics, pretrained
+from attnlib import inpage, inpage_file, metrics, pretrained
 from attnlib.data import make_batches
 from attnlib.seq2seq.decoding import decode_batches
 
@@ -42,20 +40,9 @@ def test_the_attention_models_are_trained(name, at_least):
 )
 def test_it_is_the_model_the_chapter_puts_in_its_page(name, chapter):
     """Chapters 4 and 8 store their seed-0 model's weights in the page (attnlib.inpage): the same weights."""
-    nb = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())
-    pages = [
-        m.group(1)
-        for cell in nb["cells"]
-        for out in cell.get("outputs", [])
-        for m in [
-            re.search(
-                r'class="inpage-spec">(.*?)</script>', "".join(out.get("data", {}).get("text/html", "")), re.S
-            )
-        ]
-        if m
-    ]
+    pages = inpage_file.stored_specs(ROOT / "chapters" / f"{chapter}.ipynb")
     assert len(pages) == 1
-    in_page, _, _ = inpage.model_from_spec(json.loads(pages[0]))
+    in_page, _, _ = inpage.model_from_spec(pages[0])
     shipped, _, _ = pretrained.load_model(name)
     for key, value in shipped.state_dict().items():
         assert torch.equal(value, in_page.state_dict()[key]), key
