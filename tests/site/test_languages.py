@@ -153,7 +153,7 @@ def raw_markup(html: str) -> list[str]:
 ENGLISH_PROMPT = re.compile(r"(Show|Hide) code cell")
 
 
-@pytest.mark.parametrize("page", [p for p in _both_sites() if p.startswith("ko/")])
+@pytest.mark.parametrize("page", _toc_pages("ko/"))
 def test_a_korean_page_folds_its_code_cells_with_korean_prompts(site, page):
     """myst-nb's "Show code cell source" comes from ko/_config.yml in Korean (the evidence cells' own titles,
     "How we know: ...", are the English code's: the glossary keeps them)."""
