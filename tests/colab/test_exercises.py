@@ -1,11 +1,17 @@
 """Every exercise set's Colab edition installs its feedback tools and reports on every question, on the Colab
-stand-in (tests/colab/conftest.py), with nothing uploaded."""
+stand-in (tests/colab/conftest.py), with nothing uploaded; what it leaves `pip check` reporting is what its
+grading cell says it leaves out."""
+
+import re
+import subprocess
 
 import pytest
 from colab_edition import edition_path
 from notebooks import ROOT
 
-from .conftest import claim_notes, colab_runtime, run_alone
+from exercises import OTTER_LEFT_OUT
+
+from .conftest import VENVS, claim_notes, colab_runtime, run_alone
 
 SETS = sorted((ROOT / "exercises").glob("*.ipynb"))
 
@@ -24,3 +30,11 @@ def test_grader_check_reports_on_every_question(path, kernel, colab_origin, tmp_
         text = "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in cell.outputs)
         assert "Test case failed" in text or "All test cases passed" in text, f"{cell.source}: {text[:300]}"
     assert not claim_notes(nb)
+    # The grading cell installed otter-grader without its dependencies: `pip check` lists exactly the ones
+    # OTTER_LEFT_OUT names (and the cell's comment says), nothing the checks need.
+    check = subprocess.run(
+        [VENVS / "exercises" / "bin" / "python", "-m", "pip", "check"], capture_output=True, text=True
+    ).stdout
+    missing = set(re.findall(r"requires ([\w.-]+), which is not installed", check))
+    missing |= set(re.findall(r"has requirement ([\w.-]+)[<>=!~ ,.\w]*, but you have", check))
+    assert missing == OTTER_LEFT_OUT, check
