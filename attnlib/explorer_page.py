@@ -12,8 +12,14 @@ import base64
 import hashlib
 import html as html_text
 import json
+import re
+from collections.abc import Callable
 
 NOTE = "{count} precomputed figures; run the notebook to recompute any value."
+# How the script shows a frame: in a notebook's output each frame is base64 PNG inside the output (it works
+# alone, with no files beside it); on the website each is a file of its own (``frames_as_files``).
+FRAME_STATEMENT = 'img.src = "data:image/png;base64," + data.frames[index];'
+SITE_FRAME_STATEMENT = "img.src = data.frames[index];"
 
 SCRIPT = """function attnlibExplorer(root) {
   var data = JSON.parse(root.querySelector(".attnlib-explorer-data").textContent);
@@ -100,3 +106,33 @@ def html(controls: list[dict], frames: list[bytes], first: int) -> str:
         f"<script>{SCRIPT}\nattnlibExplorer(document.getElementById('attnlib-explorer-{key}'));</script>"
         "</div>"
     )
+
+
+EXPLORER = re.compile(
+    r'(<div class="attnlib-explorer" id="attnlib-explorer-\w+">.*?'
+    r'<script type="application/json" class="attnlib-explorer-data">)(.*?)(</script>.*?</script></div>)',
+    re.S,
+)
+FIRST_FRAME = re.compile(r'(<img class="attnlib-explorer-frame" [^>]*?src=")data:image/png;base64,([^"]*)(")')
+
+
+def frames_as_files(page: str, save: Callable[[bytes], str]) -> str:
+    """``page`` (HTML) with the frames of every explorer on it as files: ``save(png)`` stores one frame and
+    returns its URL, and the browser fetches a frame when the reader moves to it, instead of every frame
+    arriving with the page as base64 (a third larger, and barely compressible). The website's build runs this
+    (``_ext/page_weight.py``); a notebook's own output keeps its frames inside, so it works alone. An explorer
+    already converted is left as it is."""
+
+    def convert(found: re.Match) -> str:
+        head, payload, tail = found.groups()
+        data = json.loads(payload)
+        if FRAME_STATEMENT not in tail:  # converted before
+            return found[0]
+        encoded = data["frames"]
+        data["frames"] = [save(base64.b64decode(frame)) for frame in encoded]
+        urls = dict(zip(encoded, data["frames"], strict=True))
+        head = FIRST_FRAME.sub(lambda m: m[1] + html_text.escape(urls[m[2]]) + m[3], head, count=1)
+        payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+        return head + payload + tail.replace(FRAME_STATEMENT, SITE_FRAME_STATEMENT, 1)
+
+    return EXPLORER.sub(convert, page)

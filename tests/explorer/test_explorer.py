@@ -1,5 +1,6 @@
 """attnlib.explorer: one drawing, a widget in a live kernel and precomputed frames for the static page."""
 
+import base64
 import json
 import re
 import subprocess
@@ -120,6 +121,34 @@ def test_the_static_html_carries_one_frame_per_grid_point_and_shows_the_initial_
     assert f'src="data:image/png;base64,{data["frames"][initial]}"' in page
     assert "10 precomputed figures" in page
     assert page == toy().static_html()  # same explorer, same bytes, same element id
+
+
+def test_on_the_website_each_frame_is_a_file_fetched_when_shown():
+    """_ext/page_weight.py: the page carries URLs instead of base64 frames, shows the initial frame's file,
+    and its script sets the image to a URL; a notebook's own output is untouched (it must work alone)."""
+    from attnlib.explorer_page import FRAME_STATEMENT, SCRIPT, SITE_FRAME_STATEMENT, frames_as_files
+
+    assert SCRIPT.count(FRAME_STATEMENT) == 1  # the statement the website replaces is the one the script runs
+    explorer = toy()
+    page = f"<p>before</p>{explorer.static_html()}<p>after</p>"
+    frames = [base64.b64decode(f) for f in _payload(page)["frames"]]
+    saved = {}
+
+    def save(png: bytes) -> str:
+        saved[f"f{len(saved)}.png"] = png
+        return f"../_images/explorer/f{len(saved) - 1}.png"
+
+    site = frames_as_files(page, save)
+    data = _payload(site)
+    assert list(saved.values()) == frames  # every frame, in the grid's order
+    assert data["frames"] == [f"../_images/explorer/f{i}.png" for i in range(len(frames))]
+    assert "base64" not in site.split("<script")[0]  # the first frame shown is a file too
+    initial = explorer.grid().index({"a": 1.0, "kind": "line"})
+    assert f'src="../_images/explorer/f{initial}.png"' in site
+    assert FRAME_STATEMENT not in site and SITE_FRAME_STATEMENT in site
+    assert site.startswith("<p>before</p>") and site.endswith("<p>after</p>")
+    assert frames_as_files(site, save) == site and len(saved) == len(frames)  # converted once only
+    assert len(site) < len(page) / 3
 
 
 def test_the_static_html_needs_no_network():

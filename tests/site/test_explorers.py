@@ -4,7 +4,8 @@ Each test loads a page in headless Chromium with no network, with a script injec
 moves the explorers' controls the way a reader does (set the value, fire ``input``) and records the figure
 shown. The figure must change with the controls and be the frame Python rendered for those values: for a toy
 explorer, drawn again here; for the chapters, the frame stored in the notebook's output, which nbval compares
-with a fresh rendering whenever the notebook is tested (explorer cells are not tagged nbval-ignore-output).
+with a fresh rendering whenever the notebook is tested (explorer cells are not tagged nbval-ignore-output). On
+the website each frame is a file of its own (_ext/page_weight.py), fetched when a control reaches it.
 """
 
 import base64
@@ -13,6 +14,7 @@ import json
 import math
 import re
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import matplotlib
 import pytest
@@ -94,6 +96,14 @@ def readouts(controls: list[dict], values: dict) -> list[str | None]:
     ]
 
 
+def shown_png(src: str) -> bytes:
+    """The PNG an explorer's image shows: base64 in a notebook's output, a file of its own on the website."""
+    if src.startswith("data:image/png;base64,"):
+        return base64.b64decode(src.split(",", 1)[1])
+    path = Path(unquote(urlparse(src).path))
+    return path.read_bytes() if src.startswith("file:") and path.is_file() else b""
+
+
 def check(
     shown: list[dict], expected: list[bytes], labels: list[list[str | None]] | None = None
 ) -> list[str]:
@@ -102,7 +112,7 @@ def check(
     problems = []
     labels = labels or [[] for _ in shown]
     for i, (result, frame, label) in enumerate(zip(shown, expected, labels, strict=True)):
-        if result["src"] != "data:image/png;base64," + base64.b64encode(frame).decode():
+        if shown_png(result["src"]) != frame:
             problems.append(f"setting {i}: the page shows another figure than Python's")
         if result["note"].startswith("Snapped to the nearest precomputed value"):
             problems.append(f"setting {i}: the note says {result['note']!r}")
