@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from attnlib.data import translation_task
-from attnlib.data.dates import date_formats, render
+from attnlib.data.dates import date_formats, format_pattern, render
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import demo_accuracy as demo  # noqa: E402
@@ -54,3 +54,16 @@ def test_the_dates_model_reads_dates_in_its_formats_as_people_write_them():
     shown = demo.answers(spec, [typed for typed, _ in demo.DATES_LEARNED])
     right = sum(got == want for got, (_, want) in zip(shown, demo.DATES_LEARNED, strict=True))
     assert right >= len(demo.DATES_LEARNED) - 1, shown  # 16 of 16 on the stored model (2026-11-28)
+
+
+def test_the_dates_page_flags_every_unseen_format_and_no_learned_one():
+    spec = demo.page_spec("04_bahdanau_attention.ipynb")
+    assert demo.flagged(spec, [typed for typed, _ in demo.DATES_NOT_LEARNED]) == [True] * len(
+        demo.DATES_NOT_LEARNED
+    )
+    assert demo.flagged(spec, [typed for typed, _ in demo.DATES_LEARNED]) == [False] * len(demo.DATES_LEARNED)
+
+
+def test_the_dates_page_lists_the_formats_of_its_training_data():
+    spec = demo.page_spec("04_bahdanau_attention.ipynb")
+    assert [f["pattern"] for f in spec["formats"]] == [format_pattern(fmt) for fmt in date_formats()]
