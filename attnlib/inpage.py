@@ -51,6 +51,7 @@ def spec(
     ranges: list[dict] | None = None,
     empty: str = "type something",
     task: str | None = None,
+    formats: list[dict] | None = None,
 ) -> dict:
     """Everything the engine needs: the architecture's switches, both vocabularies and every weight, and how
     the page prepares what the reader types (see :func:`prepare`).
@@ -61,6 +62,8 @@ def spec(
     a long input is read (default ``MAX_TOKENS``). ``ranges``: numbers the page flags, ``[{"pattern": regex,
     "low": …, "high": …, "message": …}]`` (a year outside the trained window). ``empty``: what an empty box
     asks for. ``task``: what the model was trained for (``"dates"``); a page reads only that task's files.
+    ``formats``: the layouts the training data was written in, ``[{"example": …, "pattern": regex}]``
+    (``attnlib.data.dates.format_pattern``); the page flags text that matches none (:func:`outside_formats`).
     """
     cfg = getattr(model, "config", None)
     if cfg is None:
@@ -79,6 +82,9 @@ def spec(
         if set(r) != {"pattern", "low", "high", "message"} or not r["low"] <= r["high"]:
             raise ValueError(f"each range needs pattern, low <= high and message, got {r!r}")
         re.compile(r["pattern"])
+    for f in formats or []:
+        if set(f) != {"example", "pattern"} or not re.fullmatch(f["pattern"], f["example"]):
+            raise ValueError(f"each format needs an example its pattern matches, got {f!r}")
     if cfg.cell != "gru" or not cfg.bidirectional:
         raise ValueError(
             f"the page runs a bidirectional GRU encoder; this model has cell={cfg.cell!r}, "
@@ -108,6 +114,7 @@ def spec(
         "ranges": list(ranges or []),
         "empty": empty,
         "task": task,
+        "formats": list(formats or []),
         "src_itos": list(src_vocab.itos),
         "tgt_itos": list(tgt_vocab.itos),
         "params": params,
@@ -131,6 +138,15 @@ def prepare(spec: dict, text: str) -> tuple[list[str], int]:
         tokens = text.split()
     limit = spec.get("max_tokens") or len(tokens)
     return tokens[:limit], max(0, len(tokens) - limit)
+
+
+def outside_formats(spec: dict, text: str) -> bool:
+    """Whether the page flags ``text`` as written in none of ``spec["formats"]`` (inpage.js's outsideFormats):
+    what the model reads of it (:func:`prepare`) matches no format's pattern as a whole. No formats: never."""
+    tokens, _ = prepare(spec, text)
+    read = ("" if spec["tokens"] == "chars" else " ").join(tokens)
+    formats = spec.get("formats") or []
+    return bool(formats and read) and not any(re.fullmatch(f["pattern"], read) for f in formats)
 
 
 def engine() -> str:
@@ -167,9 +183,10 @@ def demo(
     """Show ``model`` as a text box whose every change re-runs it in the browser: output and alignment map.
 
     ``text``: what the box holds at first. ``known``: examples of what the model learned, listed under the box
-    (for ``tokens="words"`` the vocabulary is listed by default). ``preparing``: ``lower``, ``punctuation``,
-    ``max_tokens``, ``ranges``, ``empty``, ``task``, as :func:`spec` takes them. The page needs no kernel, no
-    network. With a ``task``, the page also runs the reader's own model: a file ``inpage_file.export`` wrote.
+    (default: the examples of ``formats``; for ``tokens="words"``, the vocabulary). ``preparing``: ``lower``,
+    ``punctuation``, ``max_tokens``, ``ranges``, ``empty``, ``task``, ``formats``, as :func:`spec` takes them.
+    The page needs no kernel, no network. With a ``task``, the page also runs the reader's own model: a file
+    ``inpage_file.export`` wrote.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
@@ -177,6 +194,8 @@ def demo(
     data = json.dumps(model_spec, separators=(",", ":"))
     box = "inpage-" + hashlib.sha256(data.encode()).hexdigest()[:12]  # stable: re-running gives the same page
     safe_json = data.replace("</", "<\\/")  # JSON allows \\/; the page's parser must not see </script>
+    if known is None and model_spec["formats"]:  # the formats it learned, one example each
+        known = [f["example"] for f in model_spec["formats"]]
     if known is None and tokens == "words":  # a reader cannot guess a small vocabulary: show it
         known = [t for t in src_vocab.itos if t not in SPECIALS]
         known_label = f"the {len(known)} words it knows"
@@ -196,7 +215,8 @@ def demo(
     # below it are announced to screen readers as they change.
     page = f"""<div id="{box}" class="attnlib-inpage">
 <label>{html.escape(prompt)}: <input type="text" value="{html.escape(text, quote=True)}" size="32"></label>
-<p>greedy output: <output class="inpage-output" style="font-weight:600;font-family:monospace"></output></p>
+<p>greedy output: <output class="inpage-output" style="font-weight:600;font-family:monospace"></output>
+<span class="inpage-flag" style="font-weight:600"></span></p>
 <p class="inpage-note" role="status" aria-live="polite" style="font-size:85%"></p>
 <div class="inpage-map" style="overflow-x:auto"></div>{listed}{own}
 <p style="font-size:80%">Runs in your browser ({n_weights:,} weights, no server); rows: output steps,

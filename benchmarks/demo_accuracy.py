@@ -5,7 +5,8 @@ outputs within 1e-4, tests/site/test_inpage_site.py).
 
     .venv/bin/python benchmarks/demo_accuracy.py
 
-Prints one line per input (right or wrong, the model's answer) and the accuracy per list:
+Prints one line per input (right or wrong, whether the page flags it as written in none of the formats the
+model learned, the model's answer) and the accuracy and number flagged per list:
 - chapter 4, dates written as people write them (capitals, commas) in the 16 formats the model learned, and
   dates in formats it never saw (ISO, US month first, ...);
 - chapter 8, English sentences of the toy grammar typed as people type them (a capital, a full stop or a
@@ -95,13 +96,21 @@ def as_trained(sentence: str) -> str:
     return " ".join(re.sub(r"[?.!,]", " ", sentence).lower().split())
 
 
+def flagged(spec: dict, texts: list[str]) -> list[bool]:
+    """Whether the page says each typed text is in none of the formats the model learned (only a page whose
+    spec lists ``formats`` says so; inpage.js flags what ``attnlib.inpage.outside_formats`` flags)."""
+    return [inpage.outside_formats(spec, text) for text in texts]
+
+
 def accuracy(spec: dict, pairs: list[tuple[str, str]], label: str) -> float:
     shown = answers(spec, [typed for typed, _ in pairs])
+    flags = flagged(spec, [typed for typed, _ in pairs])
     right = [got == want for got, (_, want) in zip(shown, pairs, strict=True)]
-    for ok, got, (typed, want) in zip(right, shown, pairs, strict=True):
+    for ok, got, flag, (typed, want) in zip(right, shown, flags, pairs, strict=True):
         note = "" if ok else f" (right: {want!r})"
-        print(f"  {'right' if ok else 'WRONG'}  {typed!r:42} -> {got!r}{note}")
-    print(f"{label}: {sum(right)} of {len(pairs)} right")
+        mark = "right" if ok else "WRONG"
+        print(f"  {mark}  flagged = {'yes' if flag else 'no '}  {typed!r:42} -> {got!r}{note}")
+    print(f"{label}: {sum(right)} of {len(pairs)} right, {sum(flags)} of {len(pairs)} flagged")
     return sum(right) / len(pairs)
 
 

@@ -22,6 +22,7 @@ Everything uses the standard library only; the same ``seed`` gives the same data
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 
@@ -82,6 +83,40 @@ TWO_DIGIT_YEAR_FORMATS = frozenset(name for name in _FORMATS if "yy" in name and
 def date_formats() -> list[str]:
     """Names of the supported formats, e.g. "d month yyyy" (3 march 2019)."""
     return list(_FORMATS)
+
+
+# What each letter group of a format's name stands for, as a regular expression over the rendered text (lower
+# case): the alternatives are the renderers' own outputs, so the patterns cannot drift from the formats.
+_NAME_PARTS = {
+    "weekday": "|".join(WEEKDAYS),
+    "month": "|".join(MONTHS),
+    "yyyy": r"\d{4}",
+    "dth": "|".join(_ordinal(day) for day in range(1, 32)),
+    "wkd": "|".join(w[:3] for w in WEEKDAYS),
+    "mon": "|".join(m[:3] for m in MONTHS),
+    "dd": "|".join(f"{day:02d}" for day in range(1, 32)),
+    "mm": "|".join(f"{month:02d}" for month in range(1, 13)),
+    "yy": r"\d{2}",
+    "d": "|".join(str(day) for day in range(1, 32)),
+    "m": "|".join(str(month) for month in range(1, 13)),
+}  # longest names first: "month" before "mon" before "m"
+
+
+def format_pattern(fmt: str) -> str:
+    """A regular expression (Python's ``re`` and JavaScript's ``RegExp`` alike) that a whole string matches
+    when it has the layout of format ``fmt``: "d mon yy" -> "(1|2|…|31)\\ (jan|…|dec)\\ \\d{2}".
+
+    It checks the layout and each part's spelling (day 1-31, month 1-12), not the calendar: "31 feb 19" and a
+    weekday that does not match its date pass. The in-page demo flags what matches no format (issue 28).
+    """
+    if fmt not in _FORMATS:
+        raise ValueError(f"unknown date format {fmt!r}; known: {date_formats()}")
+    pattern, i = [], 0
+    while i < len(fmt):
+        part = next((name for name in _NAME_PARTS if fmt.startswith(name, i)), None)
+        pattern.append(f"({_NAME_PARTS[part]})" if part else re.escape(fmt[i]))
+        i += len(part) if part else 1
+    return "".join(pattern)
 
 
 def render(d: date, fmt: str) -> str:

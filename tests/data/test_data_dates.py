@@ -11,7 +11,15 @@ from datetime import date, datetime, timedelta
 
 import pytest
 
-from attnlib.data.dates import date_formats, dates_task, make_dates, render
+from attnlib.data.dates import (
+    TWO_DIGIT_YEAR_FORMATS,
+    TWO_DIGIT_YEARS,
+    date_formats,
+    dates_task,
+    format_pattern,
+    make_dates,
+    render,
+)
 
 REFERENCE = {
     "d month yyyy": "%d %B %Y",
@@ -191,3 +199,47 @@ def test_weekday_matches_the_date():
     for offset in range(7):
         text = render(d + timedelta(days=offset), "weekday d month yyyy")
         assert text.split()[0] == (d + timedelta(days=offset)).strftime("%A").lower()
+
+
+@pytest.mark.parametrize("fmt", date_formats())
+def test_every_rendering_of_a_format_matches_its_pattern(fmt):
+    for d in _edge_dates():
+        if fmt in TWO_DIGIT_YEAR_FORMATS and not TWO_DIGIT_YEARS[0] <= d.year <= TWO_DIGIT_YEARS[1]:
+            continue
+        assert re.fullmatch(format_pattern(fmt), render(d, fmt)), (fmt, render(d, fmt))
+
+
+def test_a_pattern_matches_what_the_reference_parser_reads_in_that_format():
+    # independent of the renderer: strings the strptime reference reads in a format match its pattern, and
+    # strings it reads in no format match no pattern
+    typed = [
+        "3 march 2019",
+        "march 3rd, 2019",
+        "20190303",
+        "3.3.19",
+        "2019-03-03",
+        "03/13/2019",
+        "mar. 3, 2019",
+        "3 mar, 2019",
+        "3rd march 2019",
+        "sunday the 3rd of march, 2019",
+        "31/12/99",
+        "32/01/2019",
+    ]
+    for text in typed:
+        by_reference = {fmt for fmt in date_formats() if reference_parse(text, REFERENCE[fmt]) is not None}
+        by_pattern = {fmt for fmt in date_formats() if re.fullmatch(format_pattern(fmt), text)}
+        assert by_pattern == by_reference, text
+    assert any(reference_parse(text, REFERENCE[f]) for text in typed for f in date_formats())  # control
+
+
+def test_a_pattern_checks_each_parts_spelling():
+    assert re.fullmatch(format_pattern("dd/mm/yyyy"), "25/12/2019")
+    assert not re.fullmatch(format_pattern("dd/mm/yyyy"), "12/25/2019")  # month 25
+    assert not re.fullmatch(format_pattern("d month yyyy"), "32 march 2019")
+    assert not re.fullmatch(format_pattern("mon d yyyy"), "mrz 3 2019")
+
+
+def test_an_unknown_format_has_no_pattern():
+    with pytest.raises(ValueError, match="unknown date format 'yyyy-mm-dd'"):
+        format_pattern("yyyy-mm-dd")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from attnlib.data import translation_task
-from attnlib.data.dates import date_formats, render
+from attnlib.data.dates import date_formats, format_pattern, render
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import demo_accuracy as demo  # noqa: E402
@@ -54,3 +54,28 @@ def test_the_dates_model_reads_dates_in_its_formats_as_people_write_them():
     shown = demo.answers(spec, [typed for typed, _ in demo.DATES_LEARNED])
     right = sum(got == want for got, (_, want) in zip(shown, demo.DATES_LEARNED, strict=True))
     assert right >= len(demo.DATES_LEARNED) - 1, shown  # 16 of 16 on the stored model (2026-11-28)
+
+
+def test_the_dates_page_flags_every_unseen_format_and_no_learned_one():
+    spec = demo.page_spec("04_bahdanau_attention.ipynb")
+    assert demo.flagged(spec, [typed for typed, _ in demo.DATES_NOT_LEARNED]) == [True] * len(
+        demo.DATES_NOT_LEARNED
+    )
+    assert demo.flagged(spec, [typed for typed, _ in demo.DATES_LEARNED]) == [False] * len(demo.DATES_LEARNED)
+
+
+def test_the_dates_page_lists_the_formats_of_its_training_data():
+    spec = demo.page_spec("04_bahdanau_attention.ipynb")
+    assert [f["pattern"] for f in spec["formats"]] == [format_pattern(fmt) for fmt in date_formats()]
+
+
+def test_the_dates_page_says_nothing_about_dates_in_its_formats_and_flags_a_year_outside_its_range(tmp_path):
+    # the page's own notes (inpage.js in node) on the stored model: no note at all on the 16 learned dates
+    # (the year check once read "0720" of "19690720" as a year); a year note on 2101, alone or in yyyymmdd
+    from tests.inpage.test_inpage import _in_node
+
+    spec = demo.page_spec("04_bahdanau_attention.ipynb")
+    typed = [typed for typed, _ in demo.DATES_LEARNED] + ["3 March 2101", "21010303"]
+    said = _in_node(tmp_path, spec, typed, "a.notes(m, t, a.translate(m, t))")
+    assert said[: len(demo.DATES_LEARNED)] == [[]] * len(demo.DATES_LEARNED)
+    assert said[-2:] == [[f"2101: {spec['ranges'][0]['message']}"]] * 2

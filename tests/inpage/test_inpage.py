@@ -6,12 +6,14 @@ The engine runs here in node, as the page runs it; tests/site checks the built p
 import json
 import shutil
 import subprocess
+from datetime import date
 
 import pytest
 import torch
 
 from attnlib import inpage
-from attnlib.data import dates_task
+from attnlib.data import dates_task, render
+from attnlib.data.dates import date_formats, format_pattern
 from attnlib.seq2seq import build_model
 
 NODE = shutil.which("node")
@@ -215,3 +217,82 @@ def test_a_word_model_lists_the_words_it_knows_and_a_character_model_does_not():
     known = [t for t in TASK.src_vocab.itos if not t.startswith("<")]
     assert f"<summary>the {len(known)} words it knows</summary>{' · '.join(known)}</details>" in words
     assert "<details>" not in inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, "3")._repr_html_()
+
+
+FORMATS = [
+    {"example": render(date(2019, 3, 3), fmt), "pattern": format_pattern(fmt)} for fmt in date_formats()
+]
+NOT_LEARNED = ["2019-12-25", "12/25/2019", "Dec. 25, 2019", "25 dec, 2019", "25th December 2019"]
+LEARNED = ["3 mar 19", "The 25th of December 2019", "  25/12/2019 ", "19690720", "Sun 3 Mar 2019"]
+
+
+def _dates_spec(**options):
+    return inpage.spec(_model("bahdanau"), TASK.src_vocab, TASK.tgt_vocab, formats=FORMATS, **options)
+
+
+def test_the_page_says_what_was_typed_is_in_none_of_the_formats_the_model_learned(tmp_path):
+    said = _notes(tmp_path, _dates_spec(), ["2019-12-25", "12/25/2019", *LEARNED])
+    examples = "“3 march 2019”, “the 3rd of march 2019”, “3 mar 19”, “20190303”"
+    assert said[0] == [
+        f"“2019-12-25” is written in none of the 16 formats the model learned (such as {examples}; all are "
+        "listed under the box): the answer above is its guess at a layout it never saw, and may be wrong."
+    ]
+    assert "“12/25/2019” is written in none of the 16 formats" in said[1][0]
+    assert said[2:] == [[]] * len(LEARNED)  # control: its own formats, as people write them, are not flagged
+
+
+def test_the_korean_page_says_it_in_korean(tmp_path):
+    spec = _dates_spec()
+    outside, unknown, empty = _in_node(
+        tmp_path, spec, ["2019-12-25", "3 mar 19 ~", " "], "a.notes(m, t, a.translate(m, t), 'ko')"
+    )
+    assert outside[0].startswith("입력한 “2019-12-25”의 형식은 모델이 학습한 16가지 형식(예: “3 march 2019”")
+    assert "추측이라 틀릴 수 있다" in outside[0]
+    assert unknown[0] == "모델이 학습한 어휘에 없어 <unk>로 읽는다: “~”."  # then: no format has a "~"
+    assert unknown[1].startswith("입력한 “3 mar 19 ~”의 형식은")
+    assert empty == ["입력 칸이 비어 있다: 무엇이든 입력하라."]
+
+
+def test_the_page_flags_exactly_what_python_flags(tmp_path):
+    spec = _dates_spec()
+    typed = [*NOT_LEARNED, *LEARNED, *INPUTS, "3 mar 19 " * 10, ""]
+    in_page = _in_node(tmp_path, spec, typed, "a.outsideFormats(spec, t)")
+    assert in_page == [inpage.outside_formats(spec, t) for t in typed]
+    assert all(in_page[: len(NOT_LEARNED)]) and not any(
+        in_page[len(NOT_LEARNED) : len(NOT_LEARNED) + len(LEARNED)]
+    )
+
+
+def test_a_page_without_formats_flags_no_layout(tmp_path):
+    spec = inpage.spec(_model("bahdanau"), TASK.src_vocab, TASK.tgt_vocab)
+    assert _in_node(tmp_path, spec, NOT_LEARNED, "a.outsideFormats(spec, t)") == [False] * len(NOT_LEARNED)
+
+
+def test_a_format_whose_example_its_pattern_does_not_match_is_refused():
+    with pytest.raises(ValueError, match="each format needs an example its pattern matches"):
+        inpage.spec(
+            _model("bahdanau"),
+            TASK.src_vocab,
+            TASK.tgt_vocab,
+            formats=[{"example": "3-3", "pattern": "\\d+"}],
+        )
+
+
+def test_the_demo_lists_the_formats_examples_under_the_box():
+    page = inpage.demo(
+        _model("bahdanau"), TASK.src_vocab, TASK.tgt_vocab, "3 mar 19", formats=FORMATS
+    )._repr_html_()
+    assert "3 march 2019 · march 3, 2019 · " in page and 'class="inpage-flag"' in page
+
+
+def test_the_maps_legend_runs_from_weight_0_to_1_in_the_cells_colour_in_both_languages(tmp_path):
+    spec = inpage.spec(_model("bahdanau"), TASK.src_vocab, TASK.tgt_vocab)
+    english, korean = _in_node(tmp_path, spec, ["en", "ko"], "a.legend(t)")
+    for legend, label in ((english, "colour: attention weight α"), (korean, "색: 어텐션 가중치 α")):
+        assert label in legend
+        assert "0 <span" in legend and "</span> 1</p>" in legend
+        assert (
+            "linear-gradient(to right,rgba(31,119,180,0),rgba(31,119,180,0.5),rgba(31,119,180,1))" in legend
+        )
+    engine = inpage.engine()
+    assert "background:${shade(w.toFixed(3))}" in engine  # the cells use the legend's colour

@@ -4,6 +4,7 @@ network, each gives the Python model's greedy output and its attention weights w
 import json
 import random
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,9 @@ import torch
 
 from attnlib import inpage
 from attnlib.data.dates import TWO_DIGIT_YEAR_FORMATS, date_formats, make_dates
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import demo_accuracy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES_WITH_MODELS = sorted(  # both sites: a Korean page (ko/chapters) has the English page's code and outputs
@@ -45,11 +49,20 @@ def _inputs(spec: dict) -> list[str]:
     return typed + ordinary
 
 
-def _type_into_page(site: Path, run_in_page, page: str) -> tuple[dict, list[dict]]:
+EMPTY = {"en": "The box is empty", "ko": "입력 칸이 비어 있다"}  # the page speaks its site's language
+
+
+def _language(page: str) -> str:
+    return "ko" if page.startswith("ko/") else "en"
+
+
+def _type_into_page(
+    site: Path, run_in_page, page: str, inputs: dict | None = None
+) -> tuple[dict, list[dict]]:
     html = (site / f"{page}.html").read_text()
     boxes = {box: json.loads(spec.replace("<\\/", "</")) for box, spec in SPEC.findall(html)}
     assert boxes, f"{page} has no in-page model"
-    inputs = {box: _inputs(spec) for box, spec in boxes.items()}
+    inputs = inputs or {box: _inputs(spec) for box, spec in boxes.items()}
     script = f"""<script>
 window.addEventListener("load", () => {{
   const inputs = {json.dumps(inputs)}, results = [];
@@ -61,6 +74,8 @@ window.addEventListener("load", () => {{
       results.push({{id, text, result: JSON.parse(box.dataset.result),
                      shown: box.querySelector(".inpage-output").textContent,
                      note: box.querySelector(".inpage-note").textContent,
+                     flag: (box.querySelector(".inpage-flag") || {{}}).textContent,
+                     legend: (box.querySelector(".inpage-legend") || {{}}).textContent,
                      cells: box.querySelectorAll(".inpage-map td[title]").length}});
     }}
   }}
@@ -83,7 +98,7 @@ def test_the_page_model_gives_the_python_models_output_and_weights(site, run_in_
         model, src_vocab, tgt_vocab = models[row["id"]]
         tokens, _ = inpage.prepare(boxes[row["id"]], row["text"])
         if not tokens:  # an empty box: nothing decoded, and the page asks for a source
-            assert row["result"]["outputIds"] == [] and row["note"].startswith("The box is empty"), row
+            assert row["result"]["outputIds"] == [] and row["note"].startswith(EMPTY[_language(page)]), row
             continue
         ids, weights = inpage.python_reference(model, src_vocab, tokens)
         assert row["result"]["outputIds"] == ids, row["text"]
@@ -96,7 +111,7 @@ def test_the_page_model_gives_the_python_models_output_and_weights(site, run_in_
         assert row["cells"] == weights.numel()  # the map the reader sees has one shaded cell per weight
         unknown = [t for t in tokens if t not in src_vocab]
         assert all(f"“{t}”" in row["note"] for t in unknown), row  # named under the answer
-        assert row["text"].strip() or row["note"].startswith("The box is empty"), row
+        assert row["text"].strip() or row["note"].startswith(EMPTY[_language(page)]), row
 
 
 CONTRAST = (Path(__file__).parent / "contrast.js").read_text()
@@ -125,3 +140,30 @@ window.addEventListener("load", () => {{
     assert result["answer"] >= 4.5, result  # WCAG AA for normal text
     if theme == "dark":
         assert result["code"] < 4.5, result  # the measure sees the old answer's contrast fail
+
+
+DATES_PAGES = [page for page in PAGES_WITH_MODELS if page.endswith("04_bahdanau_attention")]
+SAID_OUTSIDE = {  # the note names what was typed and what the model knows, in the site's language
+    "en": (
+        "“{}” is written in none of the 16 formats the model learned (such as “3 march 2019”",
+        "⚠ outside",
+    ),
+    "ko": ("입력한 “{}”의 형식은 모델이 학습한 16가지 형식(예: “3 march 2019”", "⚠ 학습한 형식 밖"),
+}
+
+
+@pytest.mark.parametrize("page", DATES_PAGES)
+def test_the_dates_page_flags_dates_in_formats_it_never_learned_in_its_language(site, run_in_page, page):
+    html = (site / f"{page}.html").read_text()
+    [box] = [box for box, _ in SPEC.findall(html)]
+    unseen = [typed for typed, _ in demo_accuracy.DATES_NOT_LEARNED]
+    learned = [typed for typed, _ in demo_accuracy.DATES_LEARNED]
+    _, results = _type_into_page(site, run_in_page, page, {box: unseen + learned})
+    sentence, flag = SAID_OUTSIDE[_language(page)]
+    for row in results[: len(unseen)]:
+        assert sentence.format(row["text"]) in row["note"], row
+        assert row["flag"].startswith(flag) and row["shown"] and row["cells"] > 0, row  # the guess, marked
+    for row in results[len(unseen) :]:  # control: the 16 learned formats, as people write them
+        assert row["note"] == "" and row["flag"] == "", row
+    legend = {"en": "colour: attention weight α", "ko": "색: 어텐션 가중치 α"}[_language(page)]
+    assert all(row["legend"].startswith(legend) for row in results)  # every map has its colour scale
