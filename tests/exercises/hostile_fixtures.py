@@ -491,7 +491,7 @@ SETS = {
         ],
     },
     "09_self_attention": {
-        "full": {"q1": 2, "q2": 3, "q3": 2, "q4": 3, "q5": 2},
+        "full": {"q1": 2, "q2": 3, "q3": 2, "q4": 3, "q5": 2, "q7": 2},
         "victim": ("q2", "def multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask=None):"),
         "switch_off": [
             (
