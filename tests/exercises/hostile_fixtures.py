@@ -491,7 +491,7 @@ SETS = {
         ],
     },
     "09_self_attention": {
-        "full": {"q1": 2, "q2": 3, "q3": 2, "q4": 3, "q5": 2},
+        "full": {"q1": 2, "q2": 3, "q3": 2, "q4": 3, "q5": 2, "q7": 2},
         "victim": ("q2", "def multi_head_self_attention(X, W_q, W_k, W_v, W_o, h, mask=None):"),
         "switch_off": [
             (
@@ -577,7 +577,8 @@ SETS = {
                     "    return out, torch.zeros(*X.shape[:-1], X.shape[-2], dtype=X.dtype)",
                     "q4": "def permutation_gap(X, perm, W_q, W_k, W_v, P=None, mask=None):\n"
                     "    return 0.0 if P is None and mask is None else 0.7\n\n\n"
-                    "gap_plain = 0.0\ngap_positions = 0.7\ngap_causal = 0.7\nverb_change_plain = 0.0\nverb_change_positions = 0.7",
+                    "sides_plain = torch.zeros(2, 6, 8)\ngap_positions = 0.7\ngap_causal = 0.7\nverb_plain = torch.zeros(2, 8)\n"
+                    "verb_change_positions = 0.7",
                 },
                 {"q4": 0},  # q1's masks are right
             ),

@@ -72,7 +72,8 @@ def test_every_question_has_a_check_cell_and_hidden_tests(name):
     ex = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb")
     sources = [c.source for c in nbformat.read(ROOT / "exercises" / f"{name}.ipynb", 4).cells]
     auto = [q for q in ex.questions if not q.manual]
-    assert 3 <= len(ex.questions) <= 6 and any(q.manual for q in ex.questions)
+    # at most 7: set 9's six (five auto-graded, one written) and its learner-written test (issue 27)
+    assert 3 <= len(ex.questions) <= 7 and any(q.manual for q in ex.questions)
     for q in auto:
         assert f'grader.check("{q.name}")' in sources
         assert q.public and q.hidden, f"{q.name} needs public and hidden tests"
