@@ -302,6 +302,33 @@ def attends_without_loops(fn: Any, small: tuple, large: tuple, what: str, h_at: 
     return context, weights
 
 
+def informative_weights(weights: Any, what: str, mask: Any = None) -> torch.Tensor:
+    """Attention maps that an answer may be read off (issue 27 item 4): ``weights`` (..., S) are
+    distributions, nonnegative and summing to 1 in every row with a real position (``mask`` (..., S), True =
+    real; rows with none are not read; weight on padding is a slip, not a degenerate map), and they are not
+    degenerate: not uniform over the real positions in every row, and not all on one and the same position in
+    every row. (A map whose rows are all alike but spread, as a score without its tanh gives, is a slip of the
+    earlier answer, not a degenerate one: it passes.) A later answer agreeing with the learner's own earlier
+    function earns its credit only from maps that pass this; otherwise it is graded against the reference.
+    Returns the weights as a float64 tensor."""
+    w = torch.as_tensor(weights).detach().to(torch.float64)
+    real = torch.ones_like(w, dtype=torch.bool) if mask is None else torch.as_tensor(mask).to(torch.bool)
+    rows, real = w.reshape(-1, w.shape[-1]), real.expand_as(w).reshape(-1, w.shape[-1])
+    used = real.any(-1)
+    if not bool(used.any()) or not bool(torch.isfinite(rows).all()) or bool((rows < 0).any()):
+        raise AssertionError(f"{what}: the weights are not finite nonnegative numbers")
+    if not near(rows[used].sum(-1), torch.ones(int(used.sum()), dtype=torch.float64), atol=1e-4, rtol=0):
+        raise AssertionError(f"{what}: the weights of a row do not sum to 1")
+    rows, real = rows[used], real[used]
+    uniform = real / real.sum(-1, keepdim=True)
+    if near(rows, uniform, atol=1e-4, rtol=0):
+        raise AssertionError(f"{what}: the weights are uniform over the real positions in every row")
+    one_place = bool((rows.argmax(-1) == rows[0].argmax()).all()) and bool((rows.amax(-1) > 0.99).all())
+    if rows.shape[-1] > 1 and one_place:
+        raise AssertionError(f"{what}: every row puts all its weight on one and the same position")
+    return w
+
+
 def order_keeping_ties(tops: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """A random order of the n rows of ``tops`` (n, m), bool, in which rows that are both True in one column
     keep their order. Shuffling a map's rows in this order, with ``tops`` marking each column's largest

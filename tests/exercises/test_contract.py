@@ -121,3 +121,27 @@ def test_order_keeping_ties_keeps_every_argmax_over_the_rows():
     assert len({tuple(order.tolist()) for order in orders}) > 1  # it does shuffle
     plain = [torch.randperm(6, generator=g) for _ in range(20)]
     assert not all(torch.equal(order[w[order].argmax(0)], w.argmax(0)) for order in plain)
+
+
+MASK = torch.tensor([[True, True, True, False], [True, True, False, False]])
+
+
+def test_informative_weights_passes_a_masked_softmax_and_a_slip_with_weight_on_padding():
+    """Issue 27 item 4: a right map and a slip (no mask: weight on padding, rows still summing to 1) pass."""
+    scores = torch.tensor([[0.3, -1.0, 2.0, 0.5], [1.5, 0.2, -0.7, 0.1]])
+    checks.informative_weights(torch.softmax(scores.masked_fill(~MASK, -1e9), -1), "right", MASK)
+    checks.informative_weights(torch.softmax(scores, -1), "no mask", MASK)
+
+
+@pytest.mark.parametrize(
+    "weights,fails_on",
+    [
+        (MASK.double() / MASK.sum(-1, keepdim=True), "uniform"),
+        (torch.tensor([[1.0, 0, 0, 0], [1.0, 0, 0, 0]]), "one and the same position"),
+        (torch.ones(2, 4), "sum to 1"),
+    ],
+    ids=["uniform", "all_on_one_position", "rows_not_distributions"],
+)
+def test_informative_weights_fails_a_degenerate_map(weights, fails_on):
+    with pytest.raises(AssertionError, match=fails_on):
+        checks.informative_weights(weights, "map", MASK)
