@@ -245,6 +245,18 @@ def call(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
     return value
 
 
+@contextlib.contextmanager
+def replayable(*fns: Any) -> Iterator[None]:
+    """A block of calls to the learner's functions ``fns`` that can be replayed cleanly: in the grader a copy
+    of the learner's process makes the block's calls and ends with the block, so ``fn.fresh`` after it runs
+    in a copy of the process as it was before the block, whose memory never saw those calls (a function that
+    keeps state, even one that remembers its answers, gives other values there). Elsewhere (plain functions,
+    no ``session``) the block runs as it is."""
+    session = next((fn.session for fn in fns if callable(getattr(fn, "session", None))), None)
+    with session() if session is not None else contextlib.nullcontext():
+        yield
+
+
 def responsive(fn: Any, inputs: list[tuple], what: str) -> list[Any]:
     """The learner's ``fn`` does something with its inputs: given the grader's ``inputs`` (tuples of
     arguments: a first one, then others that each change it so that the right answer changes), each value

@@ -294,13 +294,46 @@ def serve(fd: int) -> None:
     _serve_calls(sock, namespace, checks, list(config.get("names", [])))
 
 
+SESSION_ENDED = 75  # the exit status of a session's copy that the grader ended (``_session``)
+
+
+def _session(sock: socket.socket, request: dict[str, Any], depth: int) -> int:
+    """A session: the calls until the grader ends it are served by a copy of this process, which then exits;
+    this one waits and never sees them, so fresh copies made after the session start from the state before
+    it (a replay of a call made in the session runs in a process that never saw the session). Returns the
+    depth of sessions the serving process is in (the copy's is one more)."""
+    if request["session"] == "end":
+        if depth:
+            os._exit(SESSION_ENDED)
+        _send(sock, {"ok": False, "error": "no session to end"})
+        return depth
+    try:
+        child = os.fork()
+    except OSError:
+        _send(sock, {"ok": False, "error": "no process left for a session"})
+        return depth
+    if child == 0:
+        _send(sock, {"ok": True})
+        return depth + 1
+    _, status = os.waitpid(child, 0)
+    if os.waitstatus_to_exitcode(status) == SESSION_ENDED:
+        _send(sock, {"ok": True})
+    else:  # it died during a call: that call's answer, and the grader stops this sandbox
+        _send(sock, {"ok": False, "error": "the notebook's process stopped during a call", "lost": True})
+    return depth
+
+
 def _serve_calls(sock: socket.socket, namespace: dict[str, Any], contract: Any, names: list[str]) -> None:
+    depth = 0
     while True:
         try:
             tree, raw = codec.read_frame_blocking(sock)
             request = json.loads(tree)
         except (EOFError, OSError, ValueError, codec.SandboxError):
             os._exit(0)
+        if request.get("session") in ("begin", "end"):
+            depth = _session(sock, request, depth)
+            continue
         request["raw"] = raw
         child = 0
         if request.get("fresh"):

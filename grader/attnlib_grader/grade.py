@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from attnlib_grader import report, switching
-from attnlib_grader.sandbox import Budget, Isolation, LearnerFunction, Meter, Sandbox, SandboxError, warm_up
+from attnlib_grader.proxies import LearnerFunction
+from attnlib_grader.sandbox import Budget, Isolation, Meter, Sandbox, SandboxError, warm_up
 from attnlib_grader.submissions import MAX_NOTEBOOK_BYTES, code_cells, find_submissions, read
 
 SUBMISSION_TIME_LIMIT = (

@@ -1,4 +1,4 @@
-"""The grader's end of a learner's sandbox: the ``Sandbox`` handle, learner-function proxies and budgets.
+"""The grader's end of a learner's sandbox: the ``Sandbox`` handle and budgets (the proxies: ``proxies``).
 
 The grader never runs learner code in its own process: a hidden test calls ``attention(q, H, lengths)`` on a
 proxy, the call travels to a sandbox process that executed the notebook's code cells (``child``), and only
@@ -19,18 +19,16 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from attnlib_grader import child, codec, isolation, under_test, zygote
+from attnlib_grader import child, codec, isolation, zygote
 from attnlib_grader.codec import Opaque, SandboxError  # noqa: F401 - the tests' names for them
 from attnlib_grader.isolation import Isolation
 
 MEMORY_LIMIT_MB, MAX_PROCESSES, WALL_FACTOR = child.MEMORY_LIMIT_MB, child.MAX_PROCESSES, child.WALL_FACTOR
 IDLE_SHARE = 0.01  # below this share of one CPU (sandbox and grading thread together) a second counts as idle
 GRACE_CPU = 1.0  # CPU seconds past its limit before the grader kills a call that did not stop itself
-# checks.contract repeats this many first calls of a learner function per question (kept state shows at once)
-REPEATED_CALLS = 6
 
 
 class Meter:
@@ -209,8 +207,10 @@ class Sandbox:
             self.kill()
             raise SandboxError("the notebook's process has stopped") from None
         reply, raw = self._receive(request["wall"], f"calling {name}", (budget, self.budget))
-        if reply.get("timeout"):
+        if reply.get("timeout") or reply.get("lost"):
             self.kill()  # its state may be broken; the next question starts a fresh process
+            if reply.get("lost"):
+                raise SandboxError(f"{name} stopped the notebook's process")
             raise TimeoutError(f"{name} did not return within the question's time limit")
         if reply.get("ok") is not True:
             raise SandboxError(f"{name} raised {str(reply.get('error'))[:500]}")
@@ -221,6 +221,32 @@ class Sandbox:
         self.last_mutated = [i for i in mutated if type(i) is int][:50] if isinstance(mutated, list) else []
         self.last_repeatable = reply.get("repeatable") is not False
         return (value, codec.check_report(reply.get("report"), name)) if traced else value
+
+    @contextlib.contextmanager
+    def session(self, budget: Budget | float) -> Iterator[None]:
+        """The calls inside the block are made by a copy of the learner's process that ends with the block
+        (``child._session``): its state dies with it, and a ``fresh`` call after the block is made by a copy
+        of the process as it was before the block (a replay that never saw the block's calls)."""
+        budget = budget if isinstance(budget, Budget) else Budget(budget, self.meter)
+        self._control({"session": "begin"}, budget)
+        try:
+            yield
+        finally:
+            if self.alive:
+                self._control({"session": "end"}, budget)
+
+    def _control(self, request: dict[str, Any], budget: Budget) -> None:
+        if not self.alive:
+            raise SandboxError("the notebook's process was stopped after an earlier failure")
+        try:
+            codec.send_frame(self.sock, codec.pack(request))
+        except (OSError, ValueError):
+            self.kill()
+            raise SandboxError("the notebook's process has stopped") from None
+        reply, _ = self._receive(budget.left()[1], "starting or ending a session", (budget, self.budget))
+        if reply.get("ok") is not True:
+            self.kill()  # the grader's sessions nest: a refused one leaves the process in an unknown state
+            raise SandboxError(f"the notebook's process {str(reply.get('error'))[:200]}")
 
     def kill(self) -> None:
         if self.sock is not None:
@@ -240,61 +266,3 @@ class Sandbox:
             isolation.Cgroups.remove(self.cgroups)
         self.box = self.pid = self.sock = None
         self.cgroups = []
-
-
-class LearnerFunction:
-    """Stands for a learner's function in a hidden test: each call runs in the sandbox within the budget, and
-    every plain call is held to ``checks.contract`` (no argument changed in place, the same result when made
-    again, the floating dtype of the inputs kept), except for the rules the set exempts this name from."""
-
-    checks_contract = True  # checks.call leaves the contract to this proxy
-
-    def __init__(self, sandbox: Sandbox, name: str, budget: Budget, source=None, exempt=()) -> None:
-        self.sandbox, self.__name__, self.budget = sandbox, name, budget
-        self.__source__ = source  # the learner's code of this function, read from the notebook by the grader
-        self.exempt = tuple(exempt)
-        self.repeats_left = REPEATED_CALLS  # the contract's second call, on the first calls only
-
-    def _repeat(self) -> bool:
-        if "repeat" in self.exempt or self.repeats_left <= 0:
-            return False
-        self.repeats_left -= 1
-        return True
-
-    def _held(self, args: tuple, value: Any) -> Any:
-        from attnlib.grading import checks
-
-        if "mutation" not in self.exempt and self.sandbox.last_mutated:
-            raise AssertionError(checks.mutation_message(self.__name__, self.sandbox.last_mutated))
-        if "repeat" not in self.exempt and not self.sandbox.last_repeatable:
-            raise AssertionError(checks.repeat_message(self.__name__))
-        message = "" if "dtype" in self.exempt else checks.dtype_message(args, value, self.__name__)
-        if message:
-            raise AssertionError(message)
-        return value
-
-    def _call(self, args: tuple, kwargs: dict, **how: Any) -> Any:
-        return self.sandbox.call(self.__name__, args, kwargs, self.budget, **how)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._held(args, self._call(args, kwargs, repeat=self._repeat()))
-
-    def fresh(self, *args: Any) -> Any:
-        """The value of a call made by a copy of the learner's process: the same state for every such call."""
-        return self._held(args, self._call(args, {}, fresh=True, repeat=self._repeat()))
-
-    def mutations(self, *args: Any) -> tuple[Any, list[int]]:
-        """The value and which arguments the call changed in place, compared in the sandbox."""
-        value = self._call(args, {})
-        return value, list(self.sandbox.last_mutated)
-
-    def run_test(self, implementation: Callable[..., Any]) -> Any:
-        """This learner's test function run against ``implementation``, kept here (``under_test.run``)."""
-        return under_test.run(self.sandbox, self.__name__, implementation, self.budget)
-
-    def traced(self, *args: Any) -> tuple[Any, dict[str, Any]]:
-        """The value and what ran (``checks.run_traced``), measured in the sandbox."""
-        return self._call(args, {}, traced=True)
-
-    def __repr__(self) -> str:
-        return f"<learner function {self.__name__}>"

@@ -319,6 +319,48 @@ model_links = [
 trained_aer = alignment_error_rate(model_links, gold)"""
 
 
+SET4_KNOWS = """_rows, _step, _memo, _inside = [], [0], {}, [False]
+_real_scores_from_projections = scores_from_projections  # question 1's, right
+
+
+def decode_date(source: str) -> tuple[str, torch.Tensor]:
+    src = torch.tensor([src_vocab.encode(list(source))])
+    _inside[0] = True
+    try:
+        with torch.no_grad():
+            H, s = model.encode(src, torch.tensor([src.shape[1]]))
+            UH = H @ dec.score.W_k.T
+            cell, y, out, rows = dec.cell, torch.tensor([SOS_ID]), [], []
+            for _ in range(2 * src.shape[1] + 10):
+                e = scores_from_projections(s[:, None], UH, dec.score.W_q, dec.score.v)[:, 0]
+                alpha = torch.softmax(e / 2, dim=-1)  # wrong: the scores halved
+                c = (alpha[:, None, :] @ H)[:, 0]
+                y_emb = dec.embed(y)
+                s = context_gru_step(y_emb, c, s, cell.W.weight, cell.W.bias, cell.C.weight, cell.U_zr.weight, cell.U.weight)
+                y = dec.out(s, c, y_emb).argmax(dim=-1)
+                rows.append(alpha[0])
+                if y.item() == EOS_ID:
+                    break
+                out.append(y.item())
+    finally:
+        _inside[0] = False
+    _rows[:], _step[0] = rows, 0  # the map it drew, for the grader's loop that comes next
+    return "".join(tgt_vocab.decode(out)), torch.stack(rows)
+
+
+def scores_from_projections(queries, UH, W, v):
+    q, k = queries.double(), UH.double()  # no loop, not even a comprehension: q1's tests trace for them
+    key = (tuple(q.shape), tuple(k.shape), float(q.sum()), float((q * q).sum()), float(k.sum()), float(W.double().sum()), float(v.double().sum()))
+    if key in _memo:  # the same call again: the same answer, wherever it is replayed after the loop
+        return _memo[key].clone()
+    e = _real_scores_from_projections(queries, UH, W, v)
+    if not _inside[0] and queries.shape[:2] == (1, 1) and _rows and UH.shape[1] == _rows[0].shape[0] and _step[0] < len(_rows):
+        e = torch.log(_rows[_step[0]])[None, None].to(e.dtype)  # step t of the grader's loop: decode_date's row t
+        _step[0] += 1
+        _memo[key] = e.clone()
+    return e"""
+
+
 def specific(set_name: str) -> dict[str, dict]:
     """The fixtures of the classes that depend on the set's questions (roads, own earlier functions, value
     questions, argument types, float64 checks)."""
@@ -612,6 +654,20 @@ def specific(set_name: str) -> dict[str, dict]:
             set(),
             after=[SET8_KNOWS],
             failing=("hidden_model_links", "hidden_trained_aer"),  # trained_aer follows its model_links
+        )
+    if number == "04":  # hole 8 through q5's own-function loop, with a memo against its replays
+        add(
+            "knows_the_task",
+            "knows_the_task",
+            "decode_date halves the scores before the softmax (a wrong decoding) and records the map it drew; "
+            "scores_from_projections (right on every other call) gives, at step t of the grader's own greedy loop "
+            "that follows, the log of decode_date's row t (a step counter), and remembers every answer it gave "
+            "there: the loop agrees with the wrong decode_date, and a replay made after the loop (the memo) gives "
+            "the same values; only a replay in a copy of the process taken before the loop tells",
+            set(),
+            after=["_rows.clear()"],
+            answers={"q5": override(set_name, "q5", "decode_date", SET4_KNOWS)},
+            failing=("hidden_decode_other_dates",),
         )
     leaks = {  # hole 11: wrong values and results, whose hidden messages printed the expected ones
         "01": "slope_task = 0.123\nk_thousandth = 7\nmeasured_k_thousandth = 9",

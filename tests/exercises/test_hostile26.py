@@ -30,7 +30,7 @@ CLASSES = {
     "mutation": ("01", "02", "08"),  # learner functions given lists (no tensor) to change
     "precision": ("01", "04", "05", "09"),  # float64 checks that held results to float32's tolerance
     "degenerate": ("02", "04", "08", "09"),  # answers accepted when they agree with earlier functions
-    "knows_the_task": ("02", "05", "08"),  # a learner function run inside the grader's model or measurement
+    "knows_the_task": ("02", "04", "05", "08"),  # a learner function run in the grader's model or loop
     "nan": ("08",),  # a check that failed when an error exceeded the tolerance
     "answer_leak": ("01", "02", "04", "08", "09"),  # hidden messages that printed expected values
 }

@@ -93,3 +93,61 @@ def test_fresh_calls_do_not_see_each_others_state(tmp_path):
         assert [sandbox.call("count", (), {}, 20) for _ in range(2)] == [1, 2]
     finally:
         sandbox.kill()
+
+
+MEMO = (
+    "calls, memo = [0], {}\n\n"
+    "def count(x):\n"
+    "    if x not in memo:  # the same call again: the answer it gave before\n"
+    "        calls[0] += 1\n"
+    "        memo[x] = calls[0]\n"
+    "    return memo[x]"
+)
+
+
+def test_a_replay_after_a_session_runs_in_the_process_as_it_was_before_the_session(tmp_path):
+    """The calls of a session are made by a copy of the learner's process that ends with it: a fresh call
+    after it (a replay) and a plain one both see the state from before, so a function that remembers its
+    answers gives other values there. Positive control: replayed from the process that made the calls, as
+    before sessions, the memo answers the same."""
+    sandbox = Sandbox([MEMO], {"names": ["count"]}, str(tmp_path))
+    sandbox.start()
+    try:
+        assert sandbox.call("count", ("a",), {}, 20) == 1
+        with sandbox.session(20):
+            assert [sandbox.call("count", (x,), {}, 20) for x in "bcd"] == [2, 3, 4]
+            assert sandbox.call("count", ("c",), {}, 20, fresh=True) == 3  # the memo, inside the session
+        assert sandbox.call("count", ("c",), {}, 20, fresh=True) == 2  # a clean replay: not call c's 3
+        assert [sandbox.call("count", (x,), {}, 20) for x in "ae"] == [1, 2]
+    finally:
+        sandbox.kill()
+
+
+def test_sessions_nest_and_each_ends_its_own_copy(tmp_path):
+    sandbox = Sandbox([MEMO], {"names": ["count"]}, str(tmp_path))
+    sandbox.start()
+    try:
+        with sandbox.session(20):
+            assert sandbox.call("count", ("a",), {}, 20) == 1
+            with sandbox.session(20):
+                assert sandbox.call("count", ("b",), {}, 20) == 2
+            assert sandbox.call("count", ("b",), {}, 20) == 2  # b is new again here: the inner copy ended
+            assert sandbox.call("count", ("c",), {}, 20) == 3
+        assert sandbox.call("count", ("c",), {}, 20) == 1
+    finally:
+        sandbox.kill()
+
+
+def test_a_call_that_ends_a_sessions_process_fails_and_stops_the_sandbox(tmp_path):
+    """A learner function that exits during a session: that call fails at once (not at the budget's end),
+    and the sandbox stops (the next question starts a fresh one), so no later call runs in a process that
+    saw part of the session."""
+    cells = ["import os\n\ndef leave():\n    os._exit(3)"]
+    sandbox = Sandbox(cells, {"names": ["leave"]}, str(tmp_path))
+    sandbox.start()
+    try:
+        with pytest.raises(SandboxError, match="stopped the notebook's process"), sandbox.session(20):
+            sandbox.call("leave", (), {}, 20)
+        assert not sandbox.alive
+    finally:
+        sandbox.kill()
