@@ -104,12 +104,13 @@ def _lighten_pages(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
-    other_books = [p.parent for p in out.glob("*/_static")]  # a book built into a subfolder (the Korean ko/)
+    # not the theme's templates copied into _static, nor a book built into a subfolder (the Korean ko/)
+    skipped = [out / "_static", *(p.parent for p in out.glob("*/_static"))]
     options = app.builder.theme.get_options(app.builder.theme_options)
     as_you_type = str(options.get("search_as_you_type")).lower() == "true"
     texts = []
     for path in out.rglob("*.html"):
-        if any(book in path.parents for book in other_books):
+        if any(folder in path.parents for folder in skipped):
             continue
         text = path.read_text(encoding="utf-8")
         lighter = lighten(text, path, out / "_images" / "explorer", as_you_type)
