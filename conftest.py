@@ -24,6 +24,21 @@ import pytest  # noqa: E402
 SLOW_FIXTURES = {"graded", "simulated", "browser", "run_in_page"}
 
 
+@pytest.fixture(scope="session")
+def numeric_verdict():
+    """None if this machine reproduces the stored numbers under the pin, else why not (asked once a run, when
+    a test needs it: the check starts a process that imports torch)."""
+    return numeric_env.check()
+
+
+@pytest.fixture
+def reproducing_machine(numeric_verdict):
+    """For a test that compares numbers bit for bit with stored ones: skipped, with the reason, on a machine
+    that cannot reproduce them (tools/numeric_env.py), where the test command also compares no notebook."""
+    if numeric_verdict is not None:
+        pytest.skip(f"this machine cannot reproduce the stored numbers: {numeric_verdict}")
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects
 def pytest_collection_modifyitems(items):
     for item in items:

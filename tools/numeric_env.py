@@ -26,7 +26,10 @@ command, tools/execute_notebooks.py, the exercise build and grading, the benchma
 These variables are read when a process starts (torch reads them on import), so they must be in the
 environment of every kernel, not set from inside one. Where torch cannot run its AVX2 kernels (no AVX2, an
 ARM laptop) the stored numbers cannot be reproduced: ``check`` says so and the test command executes the
-notebooks without comparing their outputs.
+notebooks without comparing their outputs. The caps are not enough everywhere: on an Intel Xeon with AMX
+(2026-11-28) MKL multiplied even 3x3 float32 matrices in another order than on the EPYC (the last bit of a
+norm differed, and chapter 1's stored outputs with it). So ``check`` also recomputes a few numbers the
+reference machine computed (``numeric_fingerprint.json``) and asks for them bit for bit.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import platform
 import subprocess
 import sys
 from collections.abc import MutableMapping
+from pathlib import Path
 
 PINNED: dict[str, str] = {
     "ATEN_CPU_CAPABILITY": "avx2",
@@ -49,11 +53,29 @@ PINNED: dict[str, str] = {
 # What torch reports from inside a process started under PINNED, on a machine that reproduces.
 EXPECTED_CAPABILITY = "AVX2"
 EXPECTED_THREADS = 1
-PROBE = (
-    "import platform, torch; "
-    "print(platform.machine(), torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), "
-    "torch.cuda.is_available())"
-)
+# Numbers the reference machine computed (numeric_fingerprint.json says which): recomputed by the probe.
+FINGERPRINT = Path(__file__).resolve().parent / "numeric_fingerprint.json"
+PROBE = """
+import json, platform, sys, torch
+
+def tensor(d):  # the recorded form of a tensor (attnlib.grading.checks.to_data)
+    return torch.tensor(d["values"], dtype=torch.float64).to(getattr(torch, d["tensor"])).reshape(d["shape"])
+
+f = json.load(open(sys.argv[1]))
+W_h, pre = tensor(f["W_h"]), tensor(f["pre"])
+factor = lambda z: (1 - torch.tanh(z) ** 2)[:, None] * W_h  # diag(tanh'(z)) W_h
+right = left = oldest = torch.eye(W_h.shape[0], dtype=W_h.dtype)
+ways = {"right": [], "left": [], "oldest": [], "frob": []}
+for k in range(1, pre.shape[0] + 1):
+    right, left, oldest = right @ factor(pre[-k]), factor(pre[-k]) @ left, factor(pre[k - 1]) @ oldest
+    ways["right"].append(torch.linalg.matrix_norm(right, ord=2))
+    ways["left"].append(torch.linalg.matrix_norm(left, ord=2))
+    ways["oldest"].append(torch.linalg.matrix_norm(oldest, ord=2))
+    ways["frob"].append(torch.linalg.norm(right))
+same = all(torch.equal(torch.stack(v), tensor(f["expected"][k])) for k, v in ways.items())
+print(platform.machine(), torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(),
+      torch.cuda.is_available(), same)
+"""
 
 
 def apply(env: MutableMapping[str, str] | None = None) -> MutableMapping[str, str]:
@@ -68,8 +90,9 @@ def pinned_env() -> dict[str, str]:
     return apply(dict(os.environ))
 
 
-def verdict(machine: str, capability: str, threads: int, cuda: bool) -> str | None:
-    """None if a process reporting these facts under the pin reproduces the stored outputs, else why not."""
+def verdict(machine: str, capability: str, threads: int, cuda: bool, fingerprint: bool = True) -> str | None:
+    """None if a process reporting these facts under the pin reproduces the stored outputs, else why not.
+    ``fingerprint``: whether it computed the reference machine's numbers (``FINGERPRINT``) bit for bit."""
     if machine.lower() not in ("x86_64", "amd64"):
         return f"this is a {machine} machine, and the stored outputs were made with x86-64 AVX2 kernels"
     if capability != EXPECTED_CAPABILITY:
@@ -82,15 +105,22 @@ def verdict(machine: str, capability: str, threads: int, cuda: bool) -> str | No
             f"the pin did not take effect (threads {threads}, a GPU visible: {cuda}): "
             "run the command from tools/ rather than calling pytest directly"
         )
+    if not fingerprint:
+        return (
+            "this processor's matrix products round differently from those of the machine the outputs were "
+            f"made on (the products of 3x3 float32 matrices in {FINGERPRINT.name} differ in their last bits: "
+            "MKL picks its kernels by processor, even when capped at AVX2)"
+        )
     return None
 
 
-def probe(python: str = sys.executable) -> tuple[str, str, int, bool]:
-    """(machine, CPU capability, threads, cuda) as a fresh process started under the pin reports them."""
+def probe(python: str = sys.executable) -> tuple[str, str, int, bool, bool]:
+    """(machine, CPU capability, threads, cuda, fingerprint reproduced) as a fresh process started under the
+    pin reports them."""
     out = subprocess.run(
-        [python, "-c", PROBE], env=pinned_env(), capture_output=True, text=True, check=True
+        [python, "-c", PROBE, str(FINGERPRINT)], env=pinned_env(), capture_output=True, text=True, check=True
     ).stdout.split()
-    return out[0], out[1], int(out[2]), out[3] == "True"
+    return out[0], out[1], int(out[2]), out[3] == "True", out[4] == "True"
 
 
 def check(python: str = sys.executable) -> str | None:

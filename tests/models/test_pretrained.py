@@ -54,6 +54,7 @@ def test_an_unknown_name_is_refused_by_name():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("reproducing_machine")
 def test_retraining_gives_the_shipped_weights_bit_for_bit():
     run = subprocess.run(
         [sys.executable, "tools/pretrained.py", "check"],

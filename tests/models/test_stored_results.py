@@ -79,6 +79,7 @@ def test_every_shipped_file_says_how_it_was_made(name):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("reproducing_machine")
 @pytest.mark.parametrize("name", tool.recipe_names())
 def test_one_seed_of_each_recipe_recomputes_exactly(name):
     assert tool.check(name, [tool.rotating_seed(name)])  # another seed on every commit

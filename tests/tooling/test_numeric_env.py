@@ -20,16 +20,7 @@ HOSTILE = {
 }
 
 
-@pytest.fixture
-def avx2_machine():
-    """Skip unless this machine reproduces the stored outputs (asked when a test needs it, not at collection:
-    the check starts a process that imports torch)."""
-    reason = numeric_env.check()
-    if reason is not None:
-        pytest.skip(f"this machine cannot reproduce: {reason}")
-
-
-needs_avx2 = pytest.mark.usefixtures("avx2_machine")
+needs_avx2 = pytest.mark.usefixtures("reproducing_machine")  # conftest.py
 
 
 def hostile_env() -> dict[str, str]:
@@ -103,3 +94,28 @@ def test_a_machine_that_cannot_reproduce_is_told_why(facts, why):
 
 def test_an_avx2_x86_machine_under_the_pin_reproduces():
     assert numeric_env.verdict("x86_64", "AVX2", 1, False) is None
+    assert numeric_env.verdict("x86_64", "AVX2", 1, False, True) is None
+
+
+def test_a_machine_whose_matrix_products_round_otherwise_is_told_so():
+    assert "matrix products round differently" in numeric_env.verdict("x86_64", "AVX2", 1, False, False)
+
+
+@pytest.mark.slow  # starts a process that imports torch
+def test_the_fingerprint_holds_the_recorded_numbers_and_a_changed_one_is_noticed(tmp_path, monkeypatch):
+    """The probe recomputes set 1's recorded norms (numeric_fingerprint.json, made on the reference machine):
+    the file holds the numbers of the committed recording, and with one number changed in its last bits no
+    machine reproduces it."""
+    import json
+
+    fingerprint = json.loads(numeric_env.FINGERPRINT.read_text())
+    public = json.loads((ROOT / "attnlib" / "grading" / "public" / "01_rnn_gradients.json").read_text())
+    for way in fingerprint["expected"].values():
+        assert json.dumps(way["values"]) in public["tests"]["q2.py"]
+    changed = json.loads(json.dumps(fingerprint))
+    changed["expected"]["frob"]["values"][-1] *= 1 + 2**-20  # a few float32 units in the last place
+    path = tmp_path / "numeric_fingerprint.json"
+    path.write_text(json.dumps(changed))
+    monkeypatch.setattr(numeric_env, "FINGERPRINT", path)
+    assert numeric_env.probe()[4] is False
+    assert "matrix products round differently" in numeric_env.check()
