@@ -16,8 +16,24 @@ from exercise_helpers import ROOT, exercises
 
 GRADER = ROOT / "grader"
 # what the teacher runs
-TEACHER_TOOLS = ["grade.py", "exercises.py", "gradescope.py", "notebooks.py", "numeric_env.py"]
-OWN = {"attnlib", "attnlib_grader", "numeric_env", "notebooks", "exercises", "gradescope", "__future__"}
+TEACHER_TOOLS = [
+    "grade.py",
+    "exercises.py",
+    *(f"exercise_build/{p.name}" for p in sorted((ROOT / "tools" / "exercise_build").glob("*.py"))),
+    "gradescope.py",
+    "notebooks.py",
+    "numeric_env.py",
+]
+OWN = {
+    "attnlib",
+    "attnlib_grader",
+    "numeric_env",
+    "notebooks",
+    "exercises",
+    "exercise_build",
+    "gradescope",
+    "__future__",
+}
 # Imported by attnlib only inside `try: ... except ImportError` (the book's build tools, absent in Colab).
 OPTIONAL_IN_ATTNLIB = {"myst_nb", "google"}  # google: google.colab, only where Colab provides it
 
