@@ -8,6 +8,7 @@ course's numeric environment (tools/numeric_env.py: the stored outputs are made 
 torch themselves). Widget model ids, which Jupyter draws at random, are
 renumbered in order of appearance so that re-executing an unchanged notebook gives an unchanged file.
 Prints the wall time of each notebook, then rewrites the Colab editions that changed (tools/colab_edition.py).
+Refuses, and changes nothing, on a machine that cannot reproduce the stored outputs (``numeric_env.check``).
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ def execute(path: Path) -> float:
 
 
 def main(argv: list[str]) -> int:
+    reason = numeric_env.check()
+    if reason is not None:  # outputs stored from here would not reproduce on the machines that check them
+        print(f"cannot store outputs made here: {reason}")
+        return 1
     paths = [Path(a).resolve() for a in argv] or course_notebooks()
     total = 0.0
     for path in paths:

@@ -66,6 +66,17 @@ def test_execute_notebooks_runs_its_kernels_under_the_pin(tmp_path):
     assert printed[-1] == "AVX2 1 False 0\n"
 
 
+def test_execute_notebooks_refuses_to_store_outputs_a_machine_cannot_reproduce(tmp_path, monkeypatch, capsys):
+    import execute_notebooks
+
+    path = tmp_path / "probe.ipynb"
+    path.write_text(PROBE.read_text())
+    monkeypatch.setattr(numeric_env, "check", lambda: "its matrix products round differently")
+    assert execute_notebooks.main([str(path)]) == 1
+    assert "cannot store outputs made here: its matrix products round differently" in capsys.readouterr().out
+    assert path.read_text() == PROBE.read_text()
+
+
 def test_the_pin_names_every_library_that_picks_kernels_by_processor():
     assert numeric_env.PINNED["ATEN_CPU_CAPABILITY"] == "avx2"
     assert numeric_env.PINNED["MKL_ENABLE_INSTRUCTIONS"] == numeric_env.PINNED["ONEDNN_MAX_CPU_ISA"] == "AVX2"
