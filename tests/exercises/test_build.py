@@ -90,7 +90,10 @@ def test_the_learner_package_holds_no_grader():
         "contract.py",
         "implementations.py",  # the table of each equation's implementations, which sets switch off
         "learner_tests.py",  # running a test the learner wrote against an implementation it can only call
+        "maps.py",  # properties of attention maps that answers are read off
+        "messages.py",  # the messages in the learner's language (catalogue messages_ko.json)
         "recorded.py",
+        "results.py",  # otter's lines around the messages, in the learner's language
         "tracing.py",
     ]
     sources = [p.read_text() for p in package.rglob("*.py")]
