@@ -9,7 +9,8 @@ masters ``exercises/source/NN_*.ipynb``:
 - the template of every ``say(...)`` / ``checks.say(...)`` (a literal, or a name bound to one; a literal
   chosen by ``a if c else b``), and the literal text of its fields (a label such as "the function");
 - the ``what=``, ``hint=`` and ``bug=`` arguments of a call of a ``checks`` function (by its signature, so the
-  third positional argument of ``checks.close`` counts), which the checks translate by exact lookup: a
+  third positional argument of ``checks.close`` counts) or of a helper the test cells define (its parameters
+  so named), which the checks translate by exact lookup: a
   literal, a name bound to a literal in the question's test cells, or either branch of ``a if c else b``;
 - the keys of the ``sizes`` of ``checks.no_python_loops`` and of ``tracing.LOOPED`` (what a loop ran over).
 What escapes the catalogue (``escapes``): an f-string, a ``%`` or a ``+`` of literals anywhere in a test cell,
@@ -111,6 +112,12 @@ class Reader:
                         if isinstance(target, ast.Name):
                             self.constants.setdefault(target.id, []).append(node.value)
         self.signatures = _signatures()
+        self.local: dict[str, list[str]] = {}  # the cells' own helpers: name -> parameters, in order
+        for tree in self.trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef):
+                    params = [a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]]
+                    self.local[node.name] = params
         for tree in self.trees:
             self._read(tree)
 
@@ -174,6 +181,8 @@ class Reader:
                 return
             self._literal(node.args[0])
             for arg in [*node.args[1:], *(k.value for k in node.keywords)]:
+                if isinstance(arg, ast.Name):
+                    self._literal(arg)  # a field bound to a literal
                 for inner in ast.walk(arg):
                     if (
                         isinstance(inner, ast.Constant)
@@ -185,6 +194,15 @@ class Reader:
         if name == "tr":
             for arg in node.args:
                 self._literal(arg)
+            return
+        if name in self.local and not isinstance(node.func, ast.Attribute):
+            params = self.local[name]
+            given = dict(zip(params, node.args, strict=False)) | {
+                k.arg: k.value for k in node.keywords if k.arg
+            }
+            for param, value in given.items():
+                if param in MESSAGE_PARAMS:
+                    self._literal(value)
             return
         signature = self.signatures.get(name)
         if signature is None:

@@ -22,8 +22,6 @@ i18n = _load_tool("i18n")
 
 # the sets whose test cells still write English messages inline (f-strings, literal AssertionErrors)
 PENDING = {
-    "01_rnn_gradients",
-    "02_bottleneck",
     "04_bahdanau_attention",
     "05_luong_attention",
     "06_score_functions",

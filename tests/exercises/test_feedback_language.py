@@ -1,0 +1,109 @@
+"""The grader writes each submission's feedback in its notebook's language (issue 30), with the same scores.
+
+A Korean submission is an English one whose notebook carries ``metadata.attnlib.language = "ko"``, as the
+Korean exercise notebooks do (tools/i18n.py). Both are graded in one run, in threads side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import nbformat
+import pytest
+from exercise_helpers import FIXTURES, fixture_notebook
+
+from attnlib.grading import messages
+
+SET = "03_dot_product_attention"
+# wrong answers whose failures go through the checks' framing, a diagnose helper, the learner-test checks,
+# the loop tracer and a hidden case's words
+FIXTURES_USED = [
+    "wrong_q2_missing_mask",
+    "wrong_q3_python_loop",
+    "wrong_q4_mean_per_sentence",
+    "wrong_q6_reads_the_source",
+    "tamper_wrong_shape_and_dtype",
+]
+# five English words in a row: a sentence the catalogue did not translate
+ENGLISH_SENTENCE = re.compile(r"\b[a-z]{2,}(?: [a-z]{2,}){4,}\b")
+
+
+@pytest.fixture(scope="module")
+def both(built, tmp_path_factory):
+    """{language: {fixture: SubmissionResult}}, and the results folder, from one grading run."""
+    from attnlib_grader.grade import grade_folder
+
+    folder = tmp_path_factory.mktemp(f"submissions-{SET}-languages")
+    for name in FIXTURES_USED:
+        nb = fixture_notebook(SET, json.loads((FIXTURES / SET / f"{name}.json").read_text()))
+        nbformat.write(nb, folder / f"en_{name}.ipynb")
+        nb.metadata["attnlib"] = {"language": "ko"}
+        nbformat.write(nb, folder / f"ko_{name}.ipynb")
+    out = tmp_path_factory.mktemp(f"results-{SET}-languages")
+    results = {r.name: r for r in grade_folder(built[SET], folder, out, jobs=2, time_limit=10)}
+    by_language = {lang: {n: results[f"{lang}_{n}"] for n in FIXTURES_USED} for lang in ("en", "ko")}
+    return by_language, out
+
+
+def _scores(result) -> dict[str, float]:
+    return {q.name: q.score for q in result.questions if not q.manual}
+
+
+@pytest.mark.slow
+def test_a_korean_submission_scores_as_its_english_copy(both):
+    graded, _ = both
+    for name in FIXTURES_USED:
+        assert _scores(graded["ko"][name]) == _scores(graded["en"][name]), name
+        assert [c.passed for q in graded["ko"][name].questions for c in q.cases] == [
+            c.passed for q in graded["en"][name].questions for c in q.cases
+        ], name
+
+
+@pytest.mark.slow
+def test_a_korean_submission_gets_korean_feedback(both):
+    graded, out = both
+    ko = messages.catalogue("ko")
+    for name in FIXTURES_USED:
+        assert graded["ko"][name].language == "ko" and graded["en"][name].language == "en"
+        korean = (out / "feedback" / f"ko_{name}.md").read_text(encoding="utf-8")
+        english = (out / "feedback" / f"en_{name}.md").read_text(encoding="utf-8")
+        assert ko["Automatic score: {score:g} / {possible:g}"].split(":")[0] in korean
+        assert "Automatic score" in english and "Automatic score" not in korean
+        assert "hidden test" not in korean and "FAILED" not in korean
+
+
+@pytest.mark.slow
+def test_the_korean_failure_messages_hold_no_english_sentence(both):
+    """Every failed case's message in Korean is the catalogue's: no English sentence left in it (the learner's
+    own exception text aside, which none of these fixtures raise)."""
+    graded, _ = both
+    left = []
+    for name, result in graded["ko"].items():
+        for q in result.questions:
+            for case in q.cases:
+                if not case.passed:
+                    found = ENGLISH_SENTENCE.findall(case.message)
+                    left += [f"{name} {q.name} {case.name}: {m}" for m in found]
+    assert left == []
+
+
+@pytest.mark.slow
+def test_the_english_failure_messages_stay_english(both):
+    """Control of the test above: the same cases in English are caught by its pattern."""
+    graded, _ = both
+    failed = [c for r in graded["en"].values() for q in r.questions for c in q.cases if not c.passed]
+    assert failed and all(ENGLISH_SENTENCE.search(c.message) for c in failed)
+
+
+def test_the_language_of_a_submission_is_its_metadata(tmp_path):
+    from attnlib_grader.submissions import language
+
+    nb = nbformat.v4.new_notebook()
+    assert language(nbformat.writes(nb).encode()) == "en"
+    nb.metadata["attnlib"] = {"language": "ko"}
+    assert language(nbformat.writes(nb).encode()) == "ko"
+    nb.metadata["attnlib"] = {"language": "xx"}
+    assert language(nbformat.writes(nb).encode()) == "en"
+    assert language(b"{ broken") == "en" and language(os.urandom(64)) == "en"
