@@ -141,15 +141,25 @@ class Reader:
                     self._literal(value, depth + 1)
 
     def _read(self, tree: ast.AST) -> None:
+        # an error of the test itself (raise ValueError(f"...")) is for the teacher, not a check's message
+        own_errors = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Raise)
+            and isinstance(node.exc, ast.Call)
+            and _callee(node.exc) not in ("AssertionError", "")
+            for inner in ast.walk(node.exc)
+        }
         for node in ast.walk(tree):
+            if id(node) in own_errors:
+                continue
             if isinstance(node, ast.JoinedStr) and self.strict:
                 self._escape(node, "an f-string (use checks.say with {fields})")
             elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)) and self.strict:
                 if any(_text(side) for side in (node.left, node.right)):
                     self._escape(node, "text joined by + or % (use checks.say with {fields})")
-            elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-                if _callee(node.exc) == "AssertionError" and node.exc.args:
-                    self._message(node.exc.args[0])
+            elif isinstance(node, ast.Call) and _callee(node) == "AssertionError" and node.args:
+                self._message(node.args[0])
             elif isinstance(node, ast.Assert) and node.msg is not None:
                 self._message(node.msg)
             elif isinstance(node, ast.Return) and isinstance(node.value, ast.Constant):

@@ -26,8 +26,10 @@ FIXTURES_USED = [
     "wrong_q6_reads_the_source",
     "tamper_wrong_shape_and_dtype",
 ]
-# five English words in a row: a sentence the catalogue did not translate
-ENGLISH_SENTENCE = re.compile(r"\b[a-z]{2,}(?: [a-z]{2,}){4,}\b")
+# three English words in a row: a phrase the catalogue did not translate
+ENGLISH_SENTENCE = re.compile(r"\b[a-z]{2,}(?: [a-z]{2,}){2,}\b")
+# the text of an exception the learner's code raised (torch's own words), quoted in a Korean message
+LEARNERS_OWN = re.compile(r"(?<=발생했다: ).*?(?=\. |$)", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -84,17 +86,19 @@ def test_the_korean_failure_messages_hold_no_english_sentence(both):
         for q in result.questions:
             for case in q.cases:
                 if not case.passed:
-                    found = ENGLISH_SENTENCE.findall(case.message)
+                    found = ENGLISH_SENTENCE.findall(LEARNERS_OWN.sub("", case.message))
                     left += [f"{name} {q.name} {case.name}: {m}" for m in found]
     assert left == []
 
 
 @pytest.mark.slow
 def test_the_english_failure_messages_stay_english(both):
-    """Control of the test above: the same cases in English are caught by its pattern."""
+    """Control of the test above: its pattern finds English in nearly every English message of the same cases
+    (not in all: "w in float64 is wrong." has no three plain words in a row)."""
     graded, _ = both
     failed = [c for r in graded["en"].values() for q in r.questions for c in q.cases if not c.passed]
-    assert failed and all(ENGLISH_SENTENCE.search(c.message) for c in failed)
+    unmatched = [c.message for c in failed if not ENGLISH_SENTENCE.search(c.message)]
+    assert failed and len(unmatched) <= len(failed) / 10, unmatched
 
 
 def test_the_language_of_a_submission_is_its_metadata(tmp_path):
