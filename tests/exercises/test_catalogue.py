@@ -22,7 +22,6 @@ i18n = _load_tool("i18n")
 
 # the sets whose test cells still write English messages inline (f-strings, literal AssertionErrors)
 PENDING = {
-    "04_bahdanau_attention",
     "07_matrix_form",
     "08_translation",
     "09_self_attention",
