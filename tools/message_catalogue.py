@@ -155,8 +155,8 @@ class Reader:
             for inner in ast.walk(node)
         }
         for node in ast.walk(tree):
-            if id(node) in own_errors:
-                continue
+            if id(node) in own_errors and not (isinstance(node, ast.Call) and _callee(node) in ("say", "tr")):
+                continue  # (a message made for such an error still counts)
             if isinstance(node, ast.JoinedStr) and self.strict:
                 self._escape(node, "an f-string (use checks.say with {fields})")
             elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)) and self.strict:
