@@ -12,7 +12,7 @@ import re
 
 import nbformat
 import pytest
-from exercise_helpers import FIXTURES, fixture_notebook
+from exercise_helpers import FIXTURES, SETS, fixture_notebook
 
 from attnlib.grading import messages
 
@@ -28,8 +28,9 @@ FIXTURES_USED = [
 ]
 # three English words in a row: a phrase the catalogue did not translate
 ENGLISH_SENTENCE = re.compile(r"\b[a-z]{2,}(?: [a-z]{2,}){2,}\b")
-# the text of an exception the learner's code raised (torch's own words), quoted in a Korean message
-LEARNERS_OWN = re.compile(r"(?<=발생했다: ).*?(?=\. |$)", re.M)
+# the text of an exception the learner's code raised (torch's own words, or a learner test's assertion),
+# quoted in a Korean message, and quoted data ('el coche rojo')
+LEARNERS_OWN = re.compile(r"(?<=발생했다: ).*?(?=\. |$)|\(\w+(Error|Exception): [^)]*\)|'[^']*'", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +112,78 @@ def test_the_language_of_a_submission_is_its_metadata(tmp_path):
     nb.metadata["attnlib"] = {"language": "xx"}
     assert language(nbformat.writes(nb).encode()) == "en"
     assert language(b"{ broken") == "en" and language(os.urandom(64)) == "en"
+
+
+# ------------------------------------------------------------------------- every set's public checks
+def _solutions(name: str) -> dict:
+    """The namespace of a set's solution notebook, run once here (as test_public_audit runs it)."""
+    from exercise_helpers import exercises
+    from test_public_audit import solutions_namespace
+
+    return solutions_namespace(exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb"))
+
+
+def _public_messages(name: str, question: str, namespace: dict) -> dict[str, dict[str, str]]:
+    """{language: {case: message}} of the cases of the question's public tests that fail on ``namespace``."""
+    from exercise_helpers import exercises
+
+    ex = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb")
+    q = next(q for q in ex.questions if q.name == question)
+    exempt = ex.config.get("contract_exempt")
+    source = q.test_file(name, with_hidden=False, exempt=exempt, real_references=True)
+    failed: dict[str, dict[str, str]] = {}
+    for language in ("en", "ko"):
+        failed[language] = {}
+        with messages.in_language(language):
+            space, cases = exercises._public_cases(source, f"{question}.py")
+            for case in cases:
+                try:
+                    case.test_func(*[namespace.get(p) for p in case._get_func_params()])
+                except Exception as e:  # noqa: BLE001 - a failed check, or the wrong answer's own error
+                    failed[language][case.name] = f"{type(e).__name__}: {e}"
+    return failed
+
+
+def _wrong_fixtures(name: str) -> list[str]:
+    """The fixtures of a set that change only answers (no extra cells) and name a public message."""
+    found = []
+    for path in sorted((FIXTURES / name).glob("wrong_*.json")):
+        spec = json.loads(path.read_text())
+        if "public" in spec and not spec.get("cells_before") and not spec.get("cells_after"):
+            found.append(path.stem)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SETS)
+def test_every_sets_public_checks_speak_korean_on_its_wrong_answers(name):
+    """For each wrong-answer fixture: the same public cases fail in Korean as in English, the English message
+    holds the fixture's words, and the Korean one holds no English sentence (the learner's own error
+    aside)."""
+    import contextlib
+
+    namespace = _solutions(name)
+    saved = dict(namespace)
+    problems, checked, fixtures = [], 0, _wrong_fixtures(name)
+    for fixture in fixtures:
+        spec = json.loads((FIXTURES / name / f"{fixture}.json").read_text())
+        try:
+            with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+                for source in spec["answers"].values():
+                    exec(compile(source, "<answer cell>", "exec"), namespace)
+            for question, words in spec["public"].items():
+                failed = _public_messages(name, question, namespace)
+                if not any(words in m for m in failed["en"].values()):
+                    continue  # a wrong answer that later cells turn into the failure: not reproduced here
+                checked += 1
+                if set(failed["ko"]) != set(failed["en"]):
+                    problems.append(f"{fixture} {question}: other cases fail in Korean: {failed}")
+                for case, message in failed["ko"].items():
+                    left = ENGLISH_SENTENCE.findall(LEARNERS_OWN.sub("", message))
+                    if left:
+                        problems.append(f"{fixture} {question} {case}: English left {left}: {message[:300]}")
+        finally:
+            namespace.clear()
+            namespace.update(saved)
+    assert problems == []
+    assert checked >= len(fixtures) / 2, f"only {checked} of {len(fixtures)} fixtures reproduced in-process"

@@ -37,7 +37,7 @@ import json
 import re
 
 import pytest
-from exercise_helpers import SETS, exercises
+from exercise_helpers import SETS, _load_tool, exercises
 
 # (pattern, what it is): a message matching one of these shows code.
 CODE_PATTERNS = [
@@ -202,22 +202,9 @@ def shown_strings(source: str) -> list[tuple[str, int, str]]:
 
 
 def master_test_cells(master) -> list[tuple[str, str]]:
-    """(question, source) of every code cell between BEGIN TESTS and END TESTS of a master."""
-    nb = json.loads(master.read_text())
-    cells, question, in_tests = [], "?", False
-    for cell in nb["cells"]:
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "raw":
-            first = source.strip().splitlines()[0] if source.strip() else ""
-            if first == "# BEGIN QUESTION":
-                question = re.search(r"^name:\s*(\S+)", source, re.M).group(1)
-            elif first == "# BEGIN TESTS":
-                in_tests = True
-            elif first == "# END TESTS":
-                in_tests = False
-        elif in_tests and cell["cell_type"] == "code":
-            cells.append((question, source))
-    return cells
+    """(question, source) of every code cell between BEGIN TESTS and END TESTS of a master (read as the
+    message catalogue reads them, tools/message_catalogue.py)."""
+    return _load_tool("message_catalogue").test_cells(master)
 
 
 def coded_messages(master) -> list[str]:
