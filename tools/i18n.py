@@ -352,14 +352,22 @@ def korean_page(page: str, present: set[str] | None = None, labels: dict | None 
         for cell in nb["cells"]:
             if cell["cell_type"] == "markdown":
                 cell["source"] = refs.markdown(ko[cell["id"]]).splitlines(keepends=True)
+        nb["metadata"] = korean_metadata(nb["metadata"])
         return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     return "".join(refs.markdown(ko[key]) for key, _ in md_sections(path.read_text()))
+
+
+def korean_metadata(metadata: dict) -> dict:
+    """A Korean notebook's metadata: the English one with ``attnlib.language = "ko"``, which the checks of an
+    exercise read to speak Korean (attnlib.grading.messages) and the grader to write Korean feedback."""
+    return {**metadata, "attnlib": {**metadata.get("attnlib", {}), "language": "ko"}}
 
 
 def parity(page: str) -> list[str]:
     """How ko/<page> differs from the English where it must not: a notebook's cell ids and types in the
     same order, its code cells (source, outputs, metadata) and the notebook's metadata the same JSON, byte
-    for byte. (Its markdown keeps the English's invariants: ``problems``.)"""
+    for byte, but for the notebook's ``attnlib.language``, "ko" (``korean_metadata``). (Its markdown keeps
+    the English's invariants: ``problems``.)"""
     english, korean = ROOT / page, OUT / page
     if not korean.exists():
         return [f"{page}: not in the Korean edition (no {korean.relative_to(ROOT)})"]
@@ -373,7 +381,9 @@ def parity(page: str) -> list[str]:
     for a, b in zip(en["cells"], ko["cells"], strict=False):
         if a["cell_type"] == "code" and json.dumps(a, sort_keys=True) != json.dumps(b, sort_keys=True):
             found.append(f"{page} [{a.get('id')}]: the code cell or its outputs differ from the English")
-    for key in ("metadata", "nbformat", "nbformat_minor"):
+    if korean_metadata(en.get("metadata", {})) != ko.get("metadata"):
+        found.append(f"{page}: the notebook's metadata differs from the English (but for its language, ko)")
+    for key in ("nbformat", "nbformat_minor"):
         if en.get(key) != ko.get(key):
             found.append(f"{page}: the notebook's {key} differs from the English")
     return found

@@ -52,10 +52,15 @@ def public_tests_dir(set_name: str) -> Path:
 
 
 def notebook(set_name: str) -> Any:
-    """The ``otter.Notebook`` of a set, reading the public tests shipped with attnlib."""
+    """The ``otter.Notebook`` of a set, reading the public tests shipped with attnlib. Finds out once which
+    language the running notebook is in (``messages.remember``): its checks then speak it, otter's lines
+    around their messages included (``results.in_language``)."""
     import otter  # imported here: attnlib does not depend on otter-grader, exercise notebooks install it
 
-    return otter.Notebook(tests_dir=str(public_tests_dir(set_name)))
+    from attnlib.grading import messages, results
+
+    messages.remember()
+    return results.notebook_class(otter.Notebook)(tests_dir=str(public_tests_dir(set_name)))
 
 
 __all__ = ["available_sets", "notebook", "public_tests_dir"]

@@ -35,6 +35,8 @@ from attnlib.grading.contract import (  # noqa: F401
     tensors_in,
 )
 from attnlib.grading.learner_tests import UnderTest, catches, passes, run_test  # noqa: F401
+from attnlib.grading.maps import informative_weights, order_keeping_ties  # noqa: F401
+from attnlib.grading.messages import in_language, language, say, tr  # noqa: F401
 from attnlib.grading.recorded import from_data, recorded, reference, to_data  # noqa: F401
 from attnlib.grading.tracing import (  # noqa: F401
     functions_run,
@@ -83,12 +85,28 @@ def once(key: str, compute: Any) -> Any:
         return _ONCE[key]
 
 
+NONE_RESULT = "{what} is None: replace the `...` by your code and `return` the result"
+NOT_DEFINED = "{name} is not defined: run the cell that defines it"
+SWITCHED_OFF = "{dotted} is switched off in this test: the exercise asks you to write it yourself"
+
+
+def _raised(what: str, error: Exception, hint: str) -> str:
+    """The message of a learner function that raised ``error``."""
+    return say(
+        "{what} raised {error}: {text}. {hint}",
+        what=what,
+        error=type(error).__name__,
+        text=str(error)[:300],
+        hint=hint,
+    ).strip()
+
+
 def answered(value: Any, what: str) -> Any:
     """``value``, a learner's name or a function's result, unless the question is still unanswered: None (a
     name left ``...`` in the notebook, or a function whose body is ``...``) or ``...`` itself fail with
     "replace the `...`", before a test goes on to read the value."""
     if value is None or value is Ellipsis:
-        raise AssertionError(f"{what} is None: replace the `...` by your code")
+        raise AssertionError(say("{what} is None: replace the `...` by your code", what=what))
     return value
 
 
@@ -101,17 +119,34 @@ def tensor(
 ) -> torch.Tensor:
     """``got`` is a tensor of the given shape and dtype; returns it."""
     if got is None:
-        raise AssertionError(f"{what} is None: replace the `...` by your code and `return` the result")
+        raise AssertionError(say(NONE_RESULT, what=what))
     if isinstance(got, tuple) and shape is not None and len(got) != len(shape):
-        raise AssertionError(f"{what} should be one tensor, got a tuple of {len(got)} values")
+        raise AssertionError(
+            say("{what} should be one tensor, got a tuple of {n} values", what=what, n=len(got))
+        )
     if not isinstance(got, torch.Tensor):
-        raise AssertionError(f"{what} should be a torch.Tensor, got {type(got).__name__}")
+        raise AssertionError(
+            say("{what} should be a torch.Tensor, got {type}", what=what, type=type(got).__name__)
+        )
     if shape is not None and tuple(got.shape) != tuple(shape):
         raise AssertionError(
-            f"{what} should have shape {tuple(shape)}, got {tuple(got.shape)}. {hint}".strip()
+            say(
+                "{what} should have shape {shape}, got {got}. {hint}",
+                what=what,
+                shape=tuple(shape),
+                got=tuple(got.shape),
+                hint=hint,
+            ).strip()
         )
     if dtype is not None and got.dtype != dtype:
-        raise AssertionError(f"{what} should keep the dtype of the inputs ({dtype}), got {got.dtype}")
+        raise AssertionError(
+            say(
+                "{what} should keep the dtype of the inputs ({dtype}), got {got}",
+                what=what,
+                dtype=dtype,
+                got=got.dtype,
+            )
+        )
     return got
 
 
@@ -132,19 +167,28 @@ def close(
     problem = difference(got, expected, atol, rtol)
     if not problem:
         return
-    if problem == "has wrong values":
-        problem = "has the right shape but wrong values" if shaped else "is wrong"
+    if problem == say("has wrong values"):
+        problem = say("has the right shape but wrong values" if shaped else "is wrong")
         if not in_hidden_case():
-            problem += f" (largest error {largest_error(got, expected):.3g})"
-    raise AssertionError(f"{what} {problem}. {hint}".strip())
+            problem += say(" (largest error {error:.3g})", error=largest_error(got, expected))
+    raise AssertionError(say("{what} {problem}. {hint}", what=what, problem=problem, hint=hint).strip())
 
 
 def between(value: Any, low: float, high: float, what: str, hint: str = "") -> None:
     """``low <= value <= high`` for a finite number: NaN lies in no interval (``value > high`` would let it
     pass)."""
     if not within(value, low, high):
-        shown = "" if in_hidden_case() else f", got {value!r}"
-        raise AssertionError(f"{what} should lie between {low:g} and {high:g}{shown}. {hint}".strip())
+        shown = "" if in_hidden_case() else say(", got {value!r}", value=value)
+        raise AssertionError(
+            say(
+                "{what} should lie between {low:g} and {high:g}{shown}. {hint}",
+                what=what,
+                low=low,
+                high=high,
+                shown=shown,
+                hint=hint,
+            ).strip()
+        )
 
 
 def source_of(fn: Any) -> str:
@@ -154,15 +198,14 @@ def source_of(fn: Any) -> str:
         try:
             source = inspect.getsource(fn)
         except (TypeError, OSError):
-            raise AssertionError(f"could not read the source code of {getattr(fn, '__name__', fn)}") from None
+            name = getattr(fn, "__name__", fn)
+            raise AssertionError(say("could not read the source code of {name}", name=name)) from None
     return textwrap.dedent(source)
 
 
 def _switched_off(dotted: str):
     def off(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError(
-            f"{dotted} is switched off in this test: the exercise asks you to write it yourself"
-        )
+        raise AssertionError(say(SWITCHED_OFF, dotted=dotted))
 
     return off
 
@@ -197,21 +240,17 @@ def leaves_inputs_alone(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
         except AssertionError:
             raise
         except Exception as e:
-            raise AssertionError(
-                f"{what} raised {type(e).__name__}: {str(e)[:300]}. {hint}".strip()
-            ) from None
+            raise AssertionError(_raised(what, e, hint)) from None
     else:
         if fn is None:
-            raise AssertionError(f"{what.split('(')[0]} is not defined: run the cell that defines it")
+            raise AssertionError(say(NOT_DEFINED, name=what.split("(")[0]))
         copies = clone_tree(list(args))
         try:
             value = fn(*copies)
         except AssertionError:
             raise
         except Exception as e:
-            raise AssertionError(
-                f"{what} raised {type(e).__name__}: {str(e)[:300]}. {hint}".strip()
-            ) from None
+            raise AssertionError(_raised(what, e, hint)) from None
         changed = changed_arguments(list(args), copies)
     if changed:
         raise AssertionError(mutation_message(what, changed))
@@ -227,7 +266,7 @@ def call(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
     that checks the same on every call, wherever a test calls it. None, the value of an unanswered question
     (its body still ``...``), fails with "replace the `...`", whatever the test goes on to check."""
     if fn is None:
-        raise AssertionError(f"{what.split('(')[0]} is not defined: run the cell that defines it")
+        raise AssertionError(say(NOT_DEFINED, name=what.split("(")[0]))
     try:
         # the grader's proxy, or its bound method (fresh calls): checked on its side, every call
         owner = getattr(fn, "__self__", None)
@@ -239,9 +278,9 @@ def call(fn: Any, *args: Any, what: str, hint: str = "") -> Any:
     except AssertionError:
         raise
     except Exception as e:
-        raise AssertionError(f"{what} raised {type(e).__name__}: {str(e)[:300]}. {hint}".strip()) from None
+        raise AssertionError(_raised(what, e, hint)) from None
     if value is None:  # an unanswered question: its body is still `...`, or the result is not returned
-        raise AssertionError(f"{what} is None: replace the `...` by your code and `return` the result")
+        raise AssertionError(say(NONE_RESULT, what=what))
     return value
 
 
@@ -276,16 +315,23 @@ def responsive(fn: Any, inputs: list[tuple], what: str) -> list[Any]:
         except AssertionError:
             raise
         except Exception as e:
-            raise AssertionError(f"{what} raised {type(e).__name__} on the grader's check inputs") from None
+            raise AssertionError(
+                say("{what} raised {error} on the grader's check inputs", what=what, error=type(e).__name__)
+            ) from None
         floats = [t for t in tensors_in([value]) if t.is_floating_point()]
         nan = (isinstance(value, float) and value != value) or any(t.isnan().any() for t in floats)
         if value is None or nan:
-            raise AssertionError(f"{what} gives None or NaN: answers that agree with it cannot count")
+            raise AssertionError(
+                say("{what} gives None or NaN: answers that agree with it cannot count", what=what)
+            )
         values.append(value)
     if any(same_result(value, values[0]) for value in values[1:]):
         raise AssertionError(
-            f"{what} gives the same value for inputs whose answers differ: it does not compute with its "
-            "inputs, so answers that agree with it do not count"
+            say(
+                "{what} gives the same value for inputs whose answers differ: it does not compute with its "
+                "inputs, so answers that agree with it do not count",
+                what=what,
+            )
         )
     return values
 
@@ -301,60 +347,22 @@ def attends_without_loops(fn: Any, small: tuple, large: tuple, what: str, h_at: 
     call(fn, *large, what=what)
     no_python_loops(fn, small, large)
     moved = (torch.roll(large[0], 1, dims=1) + 0.5, *large[1:])  # other decoder states, other weights
-    got, _ = responsive(fn, [large, moved], f"{what} (its weights, on two sets of decoder states)")
+    got, _ = responsive(
+        fn, [large, moved], say("{what} (its weights, on two sets of decoder states)", what=what)
+    )
     if not (isinstance(got, tuple) and len(got) == 2):
-        raise AssertionError(f"{what} should return a tuple (context, weights), got {type(got).__name__}")
+        raise AssertionError(
+            say(
+                "{what} should return a tuple (context, weights), got {type}",
+                what=what,
+                type=type(got).__name__,
+            )
+        )
     context, weights = got
     Q, H = large[0], large[h_at]
-    tensor(weights, f"{what}: weights", shape=(*Q.shape[:2], H.shape[1]), dtype=Q.dtype)
-    tensor(context, f"{what}: context", shape=(*Q.shape[:2], H.shape[2]), dtype=Q.dtype)
+    tensor(weights, say("{what}: weights", what=what), shape=(*Q.shape[:2], H.shape[1]), dtype=Q.dtype)
+    tensor(context, say("{what}: context", what=what), shape=(*Q.shape[:2], H.shape[2]), dtype=Q.dtype)
     if not bool((weights >= 0).all()):
-        raise AssertionError(f"{what}: the weights must be nonnegative (a softmax)")
-    close(context, weights @ H, f"{what}: context", hint="the context is the weights times H")
+        raise AssertionError(say("{what}: the weights must be nonnegative (a softmax)", what=what))
+    close(context, weights @ H, say("{what}: context", what=what), hint="the context is the weights times H")
     return context, weights
-
-
-def informative_weights(weights: Any, what: str, mask: Any = None) -> torch.Tensor:
-    """Attention maps that an answer may be read off (issue 27 item 4): ``weights`` (..., S) are
-    distributions, nonnegative and summing to 1 in every row with a real position (``mask`` (..., S), True =
-    real; rows with none are not read; weight on padding is a slip, not a degenerate map), and they are not
-    degenerate: not uniform over the real positions in every row, and not all on one and the same position in
-    every row. (A map whose rows are all alike but spread, as a score without its tanh gives, is a slip of the
-    earlier answer, not a degenerate one: it passes.) A later answer agreeing with the learner's own earlier
-    function earns its credit only from maps that pass this; otherwise it is graded against the reference.
-    Returns the weights as a float64 tensor."""
-    w = torch.as_tensor(weights).detach().to(torch.float64)
-    real = torch.ones_like(w, dtype=torch.bool) if mask is None else torch.as_tensor(mask).to(torch.bool)
-    rows, real = w.reshape(-1, w.shape[-1]), real.expand_as(w).reshape(-1, w.shape[-1])
-    used = real.any(-1)
-    if not bool(used.any()) or not bool(torch.isfinite(rows).all()) or bool((rows < 0).any()):
-        raise AssertionError(f"{what}: the weights are not finite nonnegative numbers")
-    if not near(rows[used].sum(-1), torch.ones(int(used.sum()), dtype=torch.float64), atol=1e-4, rtol=0):
-        raise AssertionError(f"{what}: the weights of a row do not sum to 1")
-    rows, real = rows[used], real[used]
-    uniform = real / real.sum(-1, keepdim=True)
-    if near(rows, uniform, atol=1e-4, rtol=0):
-        raise AssertionError(f"{what}: the weights are uniform over the real positions in every row")
-    one_place = bool((rows.argmax(-1) == rows[0].argmax()).all()) and bool((rows.amax(-1) > 0.99).all())
-    if rows.shape[-1] > 1 and one_place:
-        raise AssertionError(f"{what}: every row puts all its weight on one and the same position")
-    return w
-
-
-def order_keeping_ties(tops: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """A random order of the n rows of ``tops`` (n, m), bool, in which rows that are both True in one column
-    keep their order. Shuffling a map's rows in this order, with ``tops`` marking each column's largest
-    weights, changes no argmax over the rows: an argmax breaks a tie by order, and tied rows keep theirs."""
-    n = tops.shape[0]
-    ties = (tops.to(torch.int64) @ tops.T.to(torch.int64)) > 0  # (n, n): rows tied in some column
-    waiting = torch.triu(ties, 1).sum(0).tolist()  # row j waits for the rows before it that it ties with
-    ready, order = [j for j in range(n) if waiting[j] == 0], []
-    while ready:
-        i = ready.pop(int(torch.randint(len(ready), (1,), generator=generator)))
-        order.append(i)
-        for j in range(i + 1, n):
-            if ties[i, j]:
-                waiting[j] -= 1
-                if waiting[j] == 0:
-                    ready.append(j)
-    return torch.tensor(order, dtype=torch.long)

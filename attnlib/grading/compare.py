@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from attnlib.grading.messages import say
+
 FLOAT32_TOLERANCE = (1e-5, 1e-4)  # (atol, rtol): float32 results, Python numbers
 FLOAT64_TOLERANCE = (1e-10, 1e-8)  # float64 tensors, unless the check says otherwise
 
@@ -49,11 +51,11 @@ def difference(got: Any, expected: Any, atol: float | None = None, rtol: float |
     if b is None:
         raise TypeError(f"the expected value is not a number or a tensor: {type(expected).__name__}")
     if a is None:
-        return f"is not a number or a tensor (got {type(got).__name__})"
+        return say("is not a number or a tensor (got {type})", type=type(got).__name__)
     if a.numel() == 1 and b.numel() == 1:
         a, b = a.reshape(()), b.reshape(())
     if a.shape != b.shape:
-        return f"has shape {tuple(a.shape)}, not {tuple(b.shape)}"
+        return say("has shape {got}, not {expected}", got=tuple(a.shape), expected=tuple(b.shape))
     atol, rtol = tolerance(got, expected, atol, rtol)
     finite = torch.isfinite(b)
     special = ~finite
@@ -61,13 +63,13 @@ def difference(got: Any, expected: Any, atol: float | None = None, rtol: float |
         same_nan = torch.isnan(a[special]) == torch.isnan(b[special])
         same_inf = (a[special] == b[special]) | torch.isnan(b[special])
         if not bool((same_nan & same_inf).all()):
-            return "differs where the expected value is infinite or NaN"
+            return say("differs where the expected value is infinite or NaN")
     if bool(torch.isnan(a[finite]).any()):
-        return "contains NaN"
+        return say("contains NaN")
     if bool(torch.isinf(a[finite]).any()):
-        return "contains infinity"
+        return say("contains infinity")
     if not bool((torch.abs(a[finite] - b[finite]) <= atol + rtol * torch.abs(b[finite])).all()):
-        return "has wrong values"
+        return say("has wrong values")
     return ""
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import torch
 
+from attnlib.grading.messages import say
+
 # ------------------------------------------------------------------------------------------- the contract
 # A learner's function of tensors must behave as a function: (1) it changes none of its arguments in place,
 # (2) the same inputs give the same result (no state kept between calls, no unseeded randomness), (3) given
@@ -119,16 +121,19 @@ def same_result(a: Any, b: Any, depth: int = 0) -> bool:
 
 
 def mutation_message(name: str, changed: list[int]) -> str:
-    return (
-        f"{name} changed its argument(s) number {', '.join(str(i + 1) for i in changed)} in place "
-        "(masked_fill_, +=, ...): compute new tensors, the caller still needs its own"
+    return say(
+        "{name} changed its argument(s) number {numbers} in place "
+        "(masked_fill_, +=, ...): compute new tensors, the caller still needs its own",
+        name=name,
+        numbers=", ".join(str(i + 1) for i in changed),
     )
 
 
 def repeat_message(name: str) -> str:
-    return (
-        f"{name} gave a different result when called again with the same inputs: it must not keep state "
-        "between calls (a global, a default argument, a cache) nor draw random numbers without its own seed"
+    return say(
+        "{name} gave a different result when called again with the same inputs: it must not keep state "
+        "between calls (a global, a default argument, a cache) nor draw random numbers without its own seed",
+        name=name,
     )
 
 
@@ -141,10 +146,12 @@ def dtype_message(args: tuple | list, value: Any, name: str) -> str:
     wrong = sorted({str(t.dtype) for t in tensors_in(value) if t.is_floating_point() and t.dtype != dtype})
     if not wrong:
         return ""
-    return (
-        f"{name} was given {str(dtype).removeprefix('torch.')} tensors and returned "
-        f"{', '.join(w.removeprefix('torch.') for w in wrong)}: keep the dtype of the inputs (new tensors "
-        "with dtype=x.dtype, no .double() or .float() on the way)"
+    return say(
+        "{name} was given {dtype} tensors and returned {wrong}: keep the dtype of the inputs (new tensors "
+        "with dtype=x.dtype, no .double() or .float() on the way)",
+        name=name,
+        dtype=str(dtype).removeprefix("torch."),
+        wrong=", ".join(w.removeprefix("torch.") for w in wrong),
     )
 
 

@@ -15,7 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from attnlib.grading.messages import say
+
 READS: list[str] = []  # the attributes a learner's test asked an UnderTest for (in this process)
+# what the message of a switched-off function says (checks.SWITCHED_OFF), in each language
+SWITCHED_OFF_MARK = "switched off in this test"
 _HARMLESS = frozenset({"__class__"})  # isinstance() asks for it; it tells nothing about the implementation
 
 
@@ -34,18 +38,20 @@ class UnderTest:
         if name in _HARMLESS:
             return object.__getattribute__(self, name)
         READS.append(str(name)[:100])
-        raise AttributeError("the implementation under test can only be called: your test may not read it")
+        raise AttributeError(
+            say("the implementation under test can only be called: your test may not read it")
+        )
 
     def __setattr__(self, name: str, value: Any) -> None:
         READS.append(str(name)[:100])
-        raise AttributeError("the implementation under test can only be called")
+        raise AttributeError(say("the implementation under test can only be called"))
 
     def __dir__(self) -> list[str]:
         READS.append("__dir__")
         return []
 
     def __repr__(self) -> str:
-        return "<the implementation under test>"
+        return say("<the implementation under test>")
 
 
 @dataclass
@@ -68,8 +74,11 @@ def _own_answers_off(test: Any, own: tuple[str, ...]) -> Any:
     def off(name: str) -> Callable[..., Any]:
         def stand_in(*args: Any, **kwargs: Any) -> Any:
             raise AssertionError(
-                f"your {name} is switched off in this test: decide from what the "
-                "implementation under test returns"
+                say(
+                    "your {name} is switched off in this test: decide from what the "
+                    "implementation under test returns",
+                    name=name,
+                )
             )
 
         return stand_in
@@ -115,7 +124,8 @@ def run_here(
             passed, error = True, ""
         except Exception as e:  # a failing assert, or any error: the test did not pass
             passed, error = False, f"{type(e).__name__}: {str(e)[:300]}"
-    reached = [error.split(":")[1].strip()] if "switched off in this test" in error else []
+    switched_off = any(mark in error for mark in (SWITCHED_OFF_MARK, say(SWITCHED_OFF_MARK)))
+    reached = [error.split(":")[1].strip()] if switched_off else []
     return TestRun(passed, error, reached, sorted(set(READS)), calls[0])
 
 
@@ -131,19 +141,29 @@ def run_test(
     the notebook here. A test that calls a switched-off implementation or reads the one under test fails
     the check, whatever it found."""
     if test is None:
-        raise AssertionError(f"{what.split('(')[0]} is not defined: run the cell that defines it")
+        raise AssertionError(
+            say("{name} is not defined: run the cell that defines it", name=what.split("(")[0])
+        )
     runner = getattr(test, "run_test", None)
     run = runner(implementation) if runner is not None else run_here(test, implementation, off, own)
     if run.read:
         raise AssertionError(
-            f"{what} reads the implementation under test ({', '.join(run.read[:3])}): a test may only call "
-            "it and check what it returns. This scores 0."
+            say(
+                "{what} reads the implementation under test ({names}): a test may only call "
+                "it and check what it returns. This scores 0.",
+                what=what,
+                names=", ".join(run.read[:3]),
+            )
         )
     if run.reached:
         raise AssertionError(
-            f"{what} calls an implementation that is switched off ({', '.join(run.reached[:3])}): a test "
-            "must decide from what the implementation under test returns, not compare it with the reference "
-            "or your own answers. This scores 0."
+            say(
+                "{what} calls an implementation that is switched off ({names}): a test must decide from "
+                "what the implementation under test returns, not compare it with the reference or your own "
+                "answers. This scores 0.",
+                what=what,
+                names=", ".join(run.reached[:3]),
+            )
         )
     return run
 
@@ -161,12 +181,16 @@ def passes(
     run = run_test(test, implementation, what, off, own)
     if run.passed and not run.calls:
         raise AssertionError(
-            f"{what} never calls the implementation it is given: replace the `...` by a test"
+            say("{what} never calls the implementation it is given: replace the `...` by a test", what=what)
         )
     if not run.passed:
         raise AssertionError(
-            f"{what} fails against a right implementation ({run.error}): check what your test expects; "
-            "a test that fails right code catches nothing"
+            say(
+                "{what} fails against a right implementation ({error}): check what your test expects; "
+                "a test that fails right code catches nothing",
+                what=what,
+                error=run.error,
+            )
         )
 
 
@@ -183,7 +207,9 @@ def catches(
     what kind of mistake the wrong one makes)."""
     passes(test, right, what, off, own)
     if run_test(test, wrong, what, off, own).passed:
-        raise AssertionError(f"{what} lets {bug} pass: add a check that such an implementation fails")
+        raise AssertionError(
+            say("{what} lets {bug} pass: add a check that such an implementation fails", what=what, bug=bug)
+        )
 
 
 __all__ = ["READS", "TestRun", "UnderTest", "catches", "passes", "run_here", "run_test"]

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from attnlib.grading.contract import MAX_TREE_DEPTH
+from attnlib.grading.messages import say
 
 # ------------------------------------------------------------------------------------- recorded references
 # The public tests ship with attnlib, so anything in them can be copied. A helper that computes an expected
@@ -131,7 +132,10 @@ def recorded(name: str, table: str) -> Any:
             ):
                 return from_data(call["value"])
         raise AssertionError(
-            f"{name} is a recorded reference: it knows only the public examples' inputs, not these"
+            say(
+                "{name} is a recorded reference: it knows only the public examples' inputs, not these",
+                name=name,
+            )
         )
 
     stand_in.__name__ = name

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from attnlib.grading.contract import tensors_in
+from attnlib.grading.messages import say, tr
 
 
 def _library_roots() -> tuple[str, ...]:
@@ -127,15 +128,17 @@ def traced(fn: Any, args: tuple) -> tuple[Any, dict[str, Any]]:
     """``run_traced(fn, args)``, measured in the sandbox in the grader; a failed call fails the check."""
     name = getattr(fn, "__name__", "the function")
     if fn is None:
-        raise AssertionError("the function is not defined: run the cell that defines it")
+        raise AssertionError(say("the function is not defined: run the cell that defines it"))
     try:
         value, report = (getattr(fn, "traced", None) or (lambda *a: run_traced(fn, a)))(*args)
     except AssertionError:
         raise
     except Exception as e:
-        raise AssertionError(f"{name} raised {type(e).__name__}: {str(e)[:300]}") from None
+        raise AssertionError(
+            say("{name} raised {error}: {text}", name=name, error=type(e).__name__, text=str(e)[:300])
+        ) from None
     if report.get("tampered"):
-        raise AssertionError(f"{name} changed the tracing that this check uses")
+        raise AssertionError(say("{name} changed the tracing that this check uses", name=name))
     return value, report
 
 
@@ -146,8 +149,11 @@ def no_autograd(fn: Any, *args: Any) -> Any:
     value, report = traced(fn, args)
     if report.get("autograd"):
         raise AssertionError(
-            f"{getattr(fn, '__name__', 'the function')} uses autograd (a backward pass, torch.autograd or "
-            "requires_grad ran): multiply the factors yourself"
+            say(
+                "{name} uses autograd (a backward pass, torch.autograd or "
+                "requires_grad ran): multiply the factors yourself",
+                name=getattr(fn, "__name__", "the function"),
+            )
         )
     return value
 
@@ -174,7 +180,7 @@ def functions_run(fn: Any, *args: Any) -> set[str]:
     value, report = traced(fn, args)
     if value is None:
         name = getattr(fn, "__name__", "the function")
-        raise AssertionError(f"{name} returned None: replace the `...` by your code and `return` the result")
+        raise AssertionError(say(RETURNED_NONE, name=name))
     return {key.rpartition(":")[0] for key in report.get("entries", {})}
 
 
@@ -195,6 +201,7 @@ def looped_over(sizes: dict[str, tuple[int, int]], jumps: tuple[int, int]) -> li
     return found
 
 
+RETURNED_NONE = "{name} returned None: replace the `...` by your code and `return` the result"
 LOOPED = {"batch items": (0, 0), "queries": (0, 0), "positions": (0, 0)}  # the default message's names
 
 
@@ -210,7 +217,7 @@ def no_python_loops(
     sizes = sizes or LOOPED
     name = getattr(fn, "__name__", "the function")
     if fn is None:
-        raise AssertionError("the function is not defined: run the cell that defines it")
+        raise AssertionError(say("the function is not defined: run the cell that defines it"))
     traced = getattr(fn, "traced", None) or (lambda *a: run_traced(fn, a))
     reports = []
     for args in (small, large):
@@ -219,30 +226,50 @@ def no_python_loops(
         except AssertionError:
             raise
         except Exception as e:
-            raise AssertionError(f"{name} raised {type(e).__name__}: {str(e)[:300]}") from None
-        if value is None:
             raise AssertionError(
-                f"{name} returned None: replace the `...` by your code and `return` the result"
-            )
+                say("{name} raised {error}: {text}", name=name, error=type(e).__name__, text=str(e)[:300])
+            ) from None
+        if value is None:
+            raise AssertionError(say(RETURNED_NONE, name=name))
         reports.append(report)
     if any(r.get("tampered") for r in reports):
-        raise AssertionError(f"{name} changed the tracing that this check uses")
-    everything = ", ".join(list(sizes)[:-1]) + " and " + list(sizes)[-1] if len(sizes) > 1 else list(sizes)[0]
+        raise AssertionError(say("{name} changed the tracing that this check uses", name=name))
+    names = [tr(what) for what in sizes]
+    everything = (
+        say("{some} and {last}", some=", ".join(names[:-1]), last=names[-1]) if len(names) > 1 else names[0]
+    )
     if any(r.get("jumps") for r in reports):
-        over = looped_over(sizes, tuple(r.get("jumps", 0) for r in reports))
-        where = f", over the {' or the '.join(over)}" if len(over) in (1, 2) else ""
+        over = [tr(what) for what in looped_over(sizes, tuple(r.get("jumps", 0) for r in reports))]
+        where = ""
+        if len(over) == 1:
+            where = say(", over the {what}", what=over[0])
+        elif len(over) == 2:
+            where = say(", over the {what} or the {other}", what=over[0], other=over[1])
         raise AssertionError(
-            f"{name} uses Python loops (a for, while or comprehension ran, perhaps in a helper){where}: "
-            f"compute all {everything} at once with batched matrix products (@)"
+            say(
+                "{name} uses Python loops (a for, while or comprehension ran, perhaps in a helper){where}: "
+                "compute all {everything} at once with batched matrix products (@)",
+                name=name,
+                where=where,
+                everything=everything,
+            )
         )
     small_report, large_report = reports
     if small_report.get("ops") == 0:
-        raise AssertionError(f"{name} does not compute anything with torch yet: write its body")
+        raise AssertionError(
+            say("{name} does not compute anything with torch yet: write its body", name=name)
+        )
     if small_report.get("ops") != large_report.get("ops") or small_report.get("entries") != large_report.get(
         "entries"
     ):
         raise AssertionError(
-            f"{name} does more work in Python for larger inputs ({small_report.get('ops')} torch operations "
-            f"for the small input, {large_report.get('ops')} for the larger one): a Python loop, map or "
-            f"recursion over the inputs. Compute all {everything} at once"
+            say(
+                "{name} does more work in Python for larger inputs ({small} torch operations "
+                "for the small input, {large} for the larger one): a Python loop, map or "
+                "recursion over the inputs. Compute all {everything} at once",
+                name=name,
+                small=small_report.get("ops"),
+                large=large_report.get("ops"),
+                everything=everything,
+            )
         )

@@ -28,7 +28,7 @@ from typing import Any
 from attnlib_grader import report, switching
 from attnlib_grader.proxies import LearnerFunction
 from attnlib_grader.sandbox import Budget, Isolation, Meter, Sandbox, SandboxError, warm_up
-from attnlib_grader.submissions import MAX_NOTEBOOK_BYTES, code_cells, find_submissions, read
+from attnlib_grader.submissions import MAX_NOTEBOOK_BYTES, code_cells, find_submissions, language, read
 
 SUBMISSION_TIME_LIMIT = (
     120.0  # CPU seconds per submission, everything included, unless the set says otherwise
@@ -91,6 +91,9 @@ class SubmissionResult:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0  # wall clock
     cpu_seconds: float = 0.0  # what its budget was charged: its sandboxes' CPU and its grading thread's
+    language: str = (
+        "en"  # of its feedback: the notebook's metadata.attnlib.language (scores never depend on it)
+    )
 
 
 def _grading_mode() -> None:
@@ -133,12 +136,17 @@ def _run_cases(question: str, source: str, env: dict[str, Any]) -> list[CaseResu
 def grade_submission(
     bundle: Bundle, name: str, notebook_bytes: bytes | None, isolation: Isolation | None = None
 ) -> SubmissionResult:
-    """Grade one notebook; never raises: anything that goes wrong becomes a grader error for this learner."""
+    """Grade one notebook; never raises: anything that goes wrong becomes a grader error for this learner.
+    The messages are in the notebook's language (``submissions.language``), set for this thread only."""
+    from attnlib.grading.messages import in_language, say
+
     start, meter = time.perf_counter(), Meter()
+    chosen = "en" if notebook_bytes is None else language(notebook_bytes)
     try:
         if notebook_bytes is None:
-            raise ValueError("the file could not be read")
-        result = _grade_submission(bundle, name, notebook_bytes, isolation, meter)
+            raise ValueError(say("the file could not be read"))
+        with in_language(chosen):
+            result = _grade_submission(bundle, name, notebook_bytes, isolation, meter)
     except Exception as e:  # noqa: BLE001 - one submission never stops the run
         questions = bundle.config["questions"]
         result = SubmissionResult(
@@ -149,6 +157,7 @@ def grade_submission(
                 q.error = f"grader error: {type(e).__name__}: {str(e)[:300]}"
         result.notes.append(f"grader error: {type(e).__name__}: {str(e)[:300]}")
     result.seconds, result.cpu_seconds = time.perf_counter() - start, meter()
+    result.language = chosen
     return result
 
 
@@ -175,6 +184,8 @@ def _environment(sandbox: Sandbox, budget: Budget, config: dict[str, Any]) -> di
 def _grade_submission(
     bundle: Bundle, name: str, notebook_bytes: bytes, isolation: Isolation | None, meter: Meter
 ) -> SubmissionResult:
+    from attnlib.grading.messages import say
+
     _grading_mode()
     config = bundle.config
     results = [
@@ -189,7 +200,7 @@ def _grade_submission(
     except ValueError as e:
         submission.notes.append(str(e))
         for q in results:
-            q.error = "the notebook could not be read"
+            q.error = say("the notebook could not be read")
         return submission
     workdir = tempfile.mkdtemp(prefix="attnlib-sandbox-")
     sandbox = Sandbox(cells, config, workdir, isolation=isolation, budget=total)
@@ -202,7 +213,7 @@ def _grade_submission(
                     sandbox.start()
                     submission.notes += [e for e in sandbox.errors if e not in submission.notes]
                 except (SandboxError, TimeoutError) as e:
-                    q.error = f"the notebook could not be run: {e}"
+                    q.error = say("the notebook could not be run: {error}", error=str(e))
                     continue
             budget = Budget(float(config.get("time_limit", 10)), meter)
             q.cases = _run_cases(q.name, bundle.tests[q.name], _environment(sandbox, budget, config))
@@ -210,7 +221,9 @@ def _grade_submission(
         sandbox.kill()
         shutil.rmtree(workdir, ignore_errors=True)
     for dotted in sorted(sandbox.reached):
-        submission.notes.append(f"your code called {dotted}, which is switched off while grading")
+        submission.notes.append(
+            say("your code called {dotted}, which is switched off while grading", dotted=dotted)
+        )
     return submission
 
 

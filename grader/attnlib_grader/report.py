@@ -25,6 +25,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+from attnlib.grading.messages import in_language, say
 from attnlib_grader import gradebooks
 
 MAX_LABEL_BYTES = 200  # a label's UTF-8; its feedback file adds ".md" (the usual limit is 255 bytes a name)
@@ -113,33 +114,54 @@ def rubric_lines(rubric: dict | None, points: float) -> list[str]:
 
 def feedback(result: Any, set_name: str, rubrics: dict | None = None) -> str:
     """A learner's feedback in Markdown: score per question and what failed (hidden tests: message only);
-    for a written answer, the rubric as a template for the teacher (``rubrics``: question -> rubric)."""
+    for a written answer, the rubric as a template for the teacher (``rubrics``: question -> rubric). In the
+    language of the submission (``result.language``), the teacher's rubric template in English."""
+    with in_language(getattr(result, "language", "en")):
+        return _feedback(result, set_name, rubrics)
+
+
+def _feedback(result: Any, set_name: str, rubrics: dict | None) -> str:
     auto = [q for q in result.questions if not q.manual]
+    total, possible = sum(q.score for q in auto), sum(q.possible for q in auto)
     lines = [
-        f"# Feedback: {inert(set_name)}, {inert(result.name)}",
+        "# " + say("Feedback: {set}, {name}", set=inert(set_name), name=inert(result.name)),
         "",
-        f"Automatic score: {sum(q.score for q in auto):g} / {sum(q.possible for q in auto):g}",
+        say("Automatic score: {score:g} / {possible:g}", score=total, possible=possible),
         "",
     ]
     for q in result.questions:
         if q.manual:
-            lines += [f"## {inert(q.name)}: graded by your teacher ({q.possible:g} points)", ""]
-            lines += rubric_lines((rubrics or {}).get(q.name), q.possible)
+            shown = say(
+                "{question}: graded by your teacher ({points:g} points)",
+                question=inert(q.name),
+                points=q.possible,
+            )
+            lines += [f"## {shown}", ""]
+            with in_language("en"):
+                lines += rubric_lines((rubrics or {}).get(q.name), q.possible)
             continue
         lines += [f"## {inert(q.name)}: {q.score:g} / {q.possible:g}", ""]
         if q.error:
             lines += [f"- {inert(q.error, '  ')}", ""]
         for case in q.cases:
-            kind = "hidden test" if case.hidden else "public test"
-            mark = "passed" if case.passed else "FAILED"
-            text = f"- {kind} {inert(case.name)} ({case.points:g} points): {mark}"
+            kind = say("hidden test" if case.hidden else "public test")
+            mark = say("passed" if case.passed else "FAILED")
+            text = "- " + say(
+                "{kind} {case} ({points:g} points): {mark}",
+                kind=kind,
+                case=inert(case.name),
+                points=case.points,
+                mark=mark,
+            )
             if not case.passed and case.message:
                 text += "\n  " + inert(case.message, "  ")
             lines.append(text)
         lines.append("")
     if result.notes:
         lines += (
-            ["## Notes on running your notebook", ""] + [f"- {inert(n, '  ')}" for n in result.notes] + [""]
+            ["## " + say("Notes on running your notebook"), ""]
+            + [f"- {inert(n, '  ')}" for n in result.notes]
+            + [""]
         )
     return "\n".join(lines)
 

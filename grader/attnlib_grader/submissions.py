@@ -34,6 +34,17 @@ def code_cells(notebook_bytes: bytes) -> list[str]:
         raise ValueError(f"not a readable notebook ({type(e).__name__}: {str(e)[:200]})") from None
 
 
+def language(notebook_bytes: bytes) -> str:
+    """The language a submission's feedback is written in: its ``metadata.attnlib.language`` (the Korean
+    notebooks carry "ko"), English for anything else, an unreadable file included."""
+    from attnlib.grading import messages
+
+    try:
+        return messages.notebook_language(json.loads(notebook_bytes.decode("utf-8"))) or "en"
+    except Exception:  # noqa: BLE001 - a broken notebook is graded (and reported) in English
+        return "en"
+
+
 def find_submissions(folder: str | Path) -> tuple[list[tuple[str, Path]], list[str]]:
     """The notebooks to grade in ``folder`` (regular files named ``*.ipynb``, any case), each with its label
     (``report.label``: one-to-one), and a warning for every other entry: folders, links, devices and other

@@ -90,7 +90,10 @@ def test_the_learner_package_holds_no_grader():
         "contract.py",
         "implementations.py",  # the table of each equation's implementations, which sets switch off
         "learner_tests.py",  # running a test the learner wrote against an implementation it can only call
+        "maps.py",  # properties of attention maps that answers are read off
+        "messages.py",  # the messages in the learner's language (catalogue messages_ko.json)
         "recorded.py",
+        "results.py",  # otter's lines around the messages, in the learner's language
         "tracing.py",
     ]
     sources = [p.read_text() for p in package.rglob("*.py")]
@@ -209,3 +212,12 @@ def test_find_the_bug_questions_hand_out_code_that_runs(name):
     blank = [line for c in cells for line in c.source.split("\n") if line.strip() == "..."]
     assert cells and all("return" in c.source for c in cells) and not blank
     assert "find the bug" in "\n".join(c.source for c in learner.cells).lower()
+
+
+def test_a_case_is_named_after_its_function_even_when_a_message_has_a_name_field():
+    """A ``name=`` in a message's fields (``checks.say("{name} ...", name=n)``) does not name the case: only
+    ``@test_case(name=...)`` does (a case named "q4 - 1" tells the learner nothing)."""
+    source = '@test_case(points=1, hidden=False)\ndef a_case(f):\n    checks.say("{name}", name="x")\n'
+    assert '@test_case(name="a_case", points=1' in exercises._name_cases(source)
+    named = source.replace("@test_case(", '@test_case(name="given", ')
+    assert exercises._name_cases(named) == named

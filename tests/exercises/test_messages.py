@@ -37,7 +37,7 @@ import json
 import re
 
 import pytest
-from exercise_helpers import SETS, exercises
+from exercise_helpers import SETS, _load_tool, exercises
 
 # (pattern, what it is): a message matching one of these shows code.
 CODE_PATTERNS = [
@@ -202,22 +202,9 @@ def shown_strings(source: str) -> list[tuple[str, int, str]]:
 
 
 def master_test_cells(master) -> list[tuple[str, str]]:
-    """(question, source) of every code cell between BEGIN TESTS and END TESTS of a master."""
-    nb = json.loads(master.read_text())
-    cells, question, in_tests = [], "?", False
-    for cell in nb["cells"]:
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "raw":
-            first = source.strip().splitlines()[0] if source.strip() else ""
-            if first == "# BEGIN QUESTION":
-                question = re.search(r"^name:\s*(\S+)", source, re.M).group(1)
-            elif first == "# BEGIN TESTS":
-                in_tests = True
-            elif first == "# END TESTS":
-                in_tests = False
-        elif in_tests and cell["cell_type"] == "code":
-            cells.append((question, source))
-    return cells
+    """(question, source) of every code cell between BEGIN TESTS and END TESTS of a master (read as the
+    message catalogue reads them, tools/message_catalogue.py)."""
+    return _load_tool("message_catalogue").test_cells(master)
 
 
 def coded_messages(master) -> list[str]:
@@ -352,7 +339,8 @@ def _hidden_only(node: ast.AST, parents: dict) -> bool:
 
 
 def shown_expected_values(source: str) -> list[str]:
-    """The f-string fields of a test cell that format an expected value where a hidden case may show it."""
+    """The fields of a test cell's messages (f-strings, and ``checks.say`` templates, whose Korean has the
+    same fields) that format an expected value where a hidden case may show it."""
     tree = ast.parse(source)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     found = []
@@ -363,16 +351,21 @@ def shown_expected_values(source: str) -> list[str]:
         if any(isinstance(v, ast.Constant) and v.value is False for v in flags):
             continue  # a public case: its examples are public
         for node in ast.walk(fn):
-            if not isinstance(node, ast.JoinedStr) or _hidden_only(node, parents):
+            if _hidden_only(node, parents):
                 continue
-            for value in node.values:
-                if isinstance(value, ast.FormattedValue):
-                    names = {n.id for n in ast.walk(value.value) if isinstance(n, ast.Name)}
-                    calls = [ast.unparse(n.func) for n in ast.walk(value.value) if isinstance(n, ast.Call)]
-                    if any(EXPECTED_NAME.search(n) for n in names) or any(
-                        c.startswith("attnlib.") for c in calls
-                    ):
-                        found.append(f"{fn.name} (line {node.lineno}): {{{ast.unparse(value.value)}}}")
+            if isinstance(node, ast.JoinedStr):
+                fields = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
+            elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("checks.say", "say"):
+                fields = [*node.args[1:], *(k.value for k in node.keywords)]  # a catalogue template's fields
+            else:
+                continue
+            for value in fields:
+                names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+                calls = [ast.unparse(n.func) for n in ast.walk(value) if isinstance(n, ast.Call)]
+                if any(EXPECTED_NAME.search(n) for n in names) or any(
+                    c.startswith("attnlib.") for c in calls
+                ):
+                    found.append(f"{fn.name} (line {node.lineno}): {{{ast.unparse(value)}}}")
     return found
 
 
@@ -398,6 +391,8 @@ def test_the_expected_value_scan_finds_a_leak_and_spares_a_guarded_one():
         "f'should be {expected}'", "'wrong' if checks.in_hidden_case() else f'should be {expected}'"
     )
     public = leak.replace("hidden=True", "hidden=False")
+    said = leak.replace("f'should be {expected}'", "checks.say('should be {x}', x=expected)")
+    assert shown_expected_values(said), "a catalogue template's field shows the expected value too"
     assert (
         shown_expected_values(leak)
         and not shown_expected_values(guarded)

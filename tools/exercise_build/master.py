@@ -107,7 +107,13 @@ def _case_hidden(source: str) -> bool | None:
 def _name_cases(source: str) -> str:
     """Give ``@test_case(...)`` the name of its function, so that reports say what failed, not "q1 - 3"."""
     names = [n.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef)]
-    if not names or "name=" in source:
+    named = any(
+        isinstance(n, ast.Call)
+        and getattr(n.func, "id", "") == "test_case"
+        and any(k.arg == "name" for k in n.keywords)
+        for n in ast.walk(ast.parse(source))
+    )  # a name= elsewhere in the cell (a message's field) does not name the case
+    if not names or named:
         return source
     return source.replace("@test_case(", f'@test_case(name="{names[0]}", ', 1)
 
