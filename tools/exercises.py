@@ -44,6 +44,7 @@ from exercise_build.master import (  # noqa: F401
     Question,
     _check_find_the_bug,
     _keep_solution,
+    _name_cases,
     _strip_solution,
     _uncomment,
     parse,
