@@ -386,7 +386,7 @@ SETS = {
         "trust": [],
     },
     "05_luong_attention": {
-        "full": {"q1": 2, "q2": 3, "q3": 3, "q4": 2},
+        "full": {"q1": 2, "q2": 3, "q3": 3, "q4": 2, "q6": 3},
         "victim": ("q1", "def gaussian(p, S, D):"),
         "switch_off": [
             (
