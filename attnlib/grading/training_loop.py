@@ -264,7 +264,8 @@ def run(train_loop: Any, seed: int = 0, ascend: bool = False) -> dict[str, Any]:
     train_b, valid_b = batches(t.train), batches(t.valid)
     max_epochs, patience = BUDGET["max_epochs"], BUDGET["patience"]
     if ascend:
-        train_b, max_epochs, patience = train_b[: ASCENT["batches"]], ASCENT["max_epochs"], ASCENT["patience"]
+        train_b, valid_b = train_b[: ASCENT["batches"]], valid_b[:1]  # short: it only has to stop
+        max_epochs, patience = ASCENT["max_epochs"], ASCENT["patience"]
     recorder = Recorder()
     model = LoopModel(build(seed), recorder)
     params = dict(model.net.named_parameters())
