@@ -88,6 +88,11 @@ def _targets() -> dict[tuple[int, ...], tuple[str, list[int]]]:
     }
 
 
+def fingerprint(parameters: dict[str, torch.Tensor]) -> float:
+    """One number that tells a model's weights apart (for which epoch's weights a loop ended with)."""
+    return sum(float(v.double().sum() + v.double().square().sum()) for v in parameters.values())
+
+
 def _padded(ids: list[int], n: int) -> list[int]:
     return (ids + [PAD_ID] * n)[:n]
 
@@ -117,7 +122,10 @@ class Recorder:
             if not self.validating:
                 self.epochs.append(self.current)
                 self.current = {"steps": [], "rows": dict.fromkeys(SPLITS, 0)}
-                self.passes.append({"rows": dict.fromkeys(SPLITS, 0), "no_grad": True, "eval": True})
+                weights = fingerprint(model.net.state_dict())  # of the weights this pass reads
+                self.passes.append(
+                    {"rows": dict.fromkeys(SPLITS, 0), "no_grad": True, "eval": True, "weights": weights}
+                )
                 self.sums.append([0.0, 0])
                 self.validating = True
             run = self.passes[-1]
@@ -256,7 +264,8 @@ def run(train_loop: Any, seed: int = 0, ascend: bool = False) -> dict[str, Any]:
     train_b, valid_b = batches(t.train), batches(t.valid)
     max_epochs, patience = BUDGET["max_epochs"], BUDGET["patience"]
     if ascend:
-        train_b, max_epochs, patience = train_b[: ASCENT["batches"]], ASCENT["max_epochs"], ASCENT["patience"]
+        train_b, valid_b = train_b[: ASCENT["batches"]], valid_b[:1]  # short: it only has to stop
+        max_epochs, patience = ASCENT["max_epochs"], ASCENT["patience"]
     recorder = Recorder()
     model = LoopModel(build(seed), recorder)
     params = dict(model.net.named_parameters())

@@ -44,7 +44,7 @@ def test_an_environment_the_sandbox_cannot_fully_see_makes_the_self_check_refuse
     folder.mkdir()
     nbformat.write(exercises.submission(name), folder / "learner.ipynb")
     with pytest.raises(SelfCheckError) as refused:
-        grade_folder(built[name], folder, tmp_path / "out", jobs=1, time_limit=10)
+        grade_folder(built[name], folder, tmp_path / "out", jobs=1)
     message = str(refused.value)
     assert "reference solution scored" in message and "ModuleNotFoundError" in message, message
     assert "not of any learner" in message

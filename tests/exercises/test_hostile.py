@@ -102,7 +102,7 @@ def test_switch_off_fixtures_would_score_without_the_switch_off(built, name, tmp
     for fixture, spec in specs.items():
         nb = exercises.submission(name, spec["answers"], spec["cells_before"], spec["cells_after"])
         nbformat.write(nb, folder / f"{fixture}.ipynb")
-    for result in grade_folder(bundle, folder, tmp_path / "out", jobs=2, time_limit=10):
+    for result in grade_folder(bundle, folder, tmp_path / "out", jobs=2):
         declared = specs[result.name]["scores"]
         scores = {q.name: q.score for q in result.questions if not q.manual}
         assert any(scores[q] > declared[q] for q in declared), (result.name, scores, declared)
@@ -139,7 +139,7 @@ def test_contract_fixtures_would_score_without_the_contract(built, name, tmp_pat
             exempt.setdefault(function, []).append(rule)
         nb = exercises.submission(name, spec["answers"], spec["cells_before"], spec["cells_after"])
         nbformat.write(nb, folder / f"{fixture}.ipynb")
-    for result in grade_folder(bundle, folder, tmp_path / "out", jobs=2, time_limit=10):
+    for result in grade_folder(bundle, folder, tmp_path / "out", jobs=2):
         declared = specs[result.name]["scores"]
         scores = {q.name: q.score for q in result.questions if not q.manual}
         assert any(scores[q] > declared[q] for q in declared), (result.name, scores, declared)

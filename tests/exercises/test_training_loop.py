@@ -12,7 +12,9 @@ from attnlib.grading import training_loop
 pytestmark = pytest.mark.slow  # each test trains the model for an epoch or more
 
 
-def make_loop(target="shifted", ignore_padding=True, clip_norm=True, valid_on="valid", zero=True):
+def make_loop(
+    target="shifted", ignore_padding=True, clip_norm=True, valid_on="valid", zero=True, copy_best=True
+):
     """A training loop, right by default, with one typical mistake when asked."""
 
     def loss_of(logits, target_ids, reduction="mean"):
@@ -43,7 +45,8 @@ def make_loop(target="shifted", ignore_padding=True, clip_norm=True, valid_on="v
             valid = sum(a for a, _ in sums) / sum(b for _, b in sums)
             history["valid_loss"].append(valid)
             if valid < best:
-                best, best_state, waited = valid, copy.deepcopy(model.state_dict()), 0
+                state = model.state_dict()
+                best, best_state, waited = valid, copy.deepcopy(state) if copy_best else state, 0
             else:
                 waited += 1
                 if waited >= patience:
@@ -110,3 +113,14 @@ def test_the_thresholds_lie_between_a_trained_and_an_untrained_model():
     untrained = training_loop.evaluate(training_loop.build(0).eval())
     assert untrained["exact_match"] < training_loop.THRESHOLDS["exact_match"]
     assert untrained["test_loss"] > training_loop.THRESHOLDS["test_loss"]
+
+
+def test_each_validation_pass_records_the_weights_it_read_so_the_weights_kept_can_be_told():
+    run = training_loop.run(make_loop(), seed=0, ascend=True)
+    passes = run["record"]["valid_passes"]
+    assert training_loop.fingerprint(run["parameters"]) == pytest.approx(passes[0]["weights"], rel=1e-9)
+    assert passes[1]["weights"] != pytest.approx(passes[0]["weights"], rel=1e-6)
+    live = training_loop.run(
+        make_loop(copy_best=False), seed=0, ascend=True
+    )  # the "best" state is the model's own
+    assert training_loop.fingerprint(live["parameters"]) != pytest.approx(passes[0]["weights"], rel=1e-6)
