@@ -300,3 +300,33 @@ def test_the_english_page_keeps_the_demos_english_labels(site, run_in_page, page
             assert label in box["visible"], label
         assert "colour: attention weight" in box["visible"]
         assert box["back"] == "Back to the course's model" and box["map"].startswith("Attention map"), box
+
+
+@pytest.mark.parametrize("page", DATES_PAGES)
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_readout_the_legend_and_the_flag_are_readable_in_light_and_dark_mode(
+    site, run_in_page, page, theme
+):
+    html = (site / f"{page}.html").read_text()
+    script = f"""<script>{CONTRAST}
+window.addEventListener("load", () => {{
+  document.documentElement.dataset.theme = "{theme}";
+  const box = document.querySelector(".attnlib-inpage"), field = box.querySelector("input[type=text]");
+  field.value = "2019-12-25";  // a format it never learned: the flag shows
+  field.dispatchEvent(new Event("input"));
+  box.querySelector(".inpage-map").focus();  // the readout shows
+  const measured = {{}};
+  for (const name of ["readout", "legend", "flag"]) {{
+    const element = box.querySelector(".inpage-" + name);
+    measured[name] = {{text: element.textContent, ratio: contrast(element)}};
+  }}
+  const out = document.createElement("div");
+  out.id = "contrast-result";
+  out.textContent = JSON.stringify(measured);
+  document.body.appendChild(out);
+}});
+</script>"""
+    measured = run_in_page(site / f"{page}_contrast_test.html", html, script, "contrast-result")
+    for name, found in measured.items():
+        assert found["text"], name  # the element was written, so its contrast is the one a reader sees
+        assert found["ratio"] >= 4.5, (name, found)  # WCAG AA for normal text
