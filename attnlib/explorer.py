@@ -18,7 +18,8 @@ and hands it to ``explore`` with a small grid for each control::
 - in Jupyter or Colab (ipywidgets 7.7 or 8), a widget: moving a control calls ``draw`` again;
 - for the website (``text/html``), the figure precomputed at every point of the controls' frame grid as PNG
   frames, and a small script that swaps them when a control moves, with no kernel and no network. A value
-  between two frames snaps to the nearest one and the page says so.
+  between two frames snaps to the nearest one and the page says so. Each frame's image has an alt text that
+  names the controls' values and what the figure writes (``attnlib.explorer_alt``), in the page's language.
 
 A control is a ``Range`` (a numeric slider; ``frame_step`` a multiple of ``step`` keeps the frames few), a
 ``Choice``, a list of values (a ``Choice``) or a ``range`` of integers. The frames are deterministic PNG bytes
@@ -39,7 +40,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from attnlib import explorer_page
+from attnlib import explorer_alt, explorer_page
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,15 @@ class _Control:
     high: float = 0.0
     step: float = 1.0
     digits: int = 0
+
+    def shown(self, value) -> str:
+        """``value`` as the page's readout writes it (explorer_page.SCRIPT's fmt): a range with its digits, a
+        number of a slider over numbers without trailing zeros, an option as it prints."""
+        if self.kind == "range":
+            return f"{value:.{self.digits}f}"
+        if self.kind == "options" and self.digits:
+            return f"{value:.{self.digits}f}".rstrip("0").rstrip(".")
+        return str(value)
 
     def spec(self) -> dict:
         """What the static page's script needs (a menu's options as their labels)."""
@@ -163,6 +173,10 @@ class Explorer:
 
     def frame(self, **values) -> bytes:
         """The PNG bytes of ``draw(**values)``: the same bytes the widget and the static page show."""
+        return self._drawn(values)[0]
+
+    def _drawn(self, values: dict) -> tuple[bytes, dict]:
+        """The frame of ``values`` and what its figure writes (``explorer_alt.figure_words``)."""
         import matplotlib.pyplot as plt
         import PIL.Image
         from matplotlib.figure import Figure
@@ -170,6 +184,7 @@ class Explorer:
         figure = self.draw(**values)
         if not isinstance(figure, Figure):
             raise TypeError(f"draw must return a matplotlib Figure, got {type(figure).__name__}")
+        words = explorer_alt.figure_words(figure)
         drawn = io.BytesIO()
         figure.savefig(drawn, format="png", dpi=self.dpi, metadata={"Software": None})
         plt.close(figure)
@@ -178,7 +193,7 @@ class Explorer:
         image = PIL.Image.open(drawn).convert("RGB").quantize(256, method=0)
         frame = io.BytesIO()
         image.save(frame, format="png", optimize=True)
-        return frame.getvalue()
+        return frame.getvalue(), words
 
     def grid(self) -> list[dict]:
         """Every point of the frame grid, in the order of the stored frames (the last control fastest)."""
@@ -189,10 +204,17 @@ class Explorer:
         ]
 
     def static_html(self) -> str:
-        """The self-contained HTML of the static explorer: controls, frames and the script that swaps them."""
-        frames = [self.frame(**point) for point in self.grid()]
+        """The self-contained HTML of the static explorer: controls, frames, each frame's alt text in English
+        and Korean (``explorer_alt``), and the script that swaps them."""
+        frames, alts = [], {"en": [], "ko": []}
+        for point in self.grid():
+            frame, words = self._drawn(point)
+            frames.append(frame)
+            values = ", ".join(f"{c.label} = {c.shown(point[c.name])}" for c in self.controls)
+            for lang, said in alts.items():
+                said.append(explorer_alt.alt_text(values, words, lang))
         shown = {c.name: nearest(c.frames, c.value) for c in self.controls}
-        return explorer_page.html([c.spec() for c in self.controls], frames, self.grid().index(shown))
+        return explorer_page.html([c.spec() for c in self.controls], frames, self.grid().index(shown), alts)
 
     def widget(self):
         """The live ipywidgets explorer: every change of a control calls ``draw`` again."""

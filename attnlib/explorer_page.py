@@ -25,6 +25,8 @@ SCRIPT = """function attnlibExplorer(root) {
   var data = JSON.parse(root.querySelector(".attnlib-explorer-data").textContent);
   var img = root.querySelector(".attnlib-explorer-frame");
   var note = root.querySelector(".attnlib-explorer-note"), base = note.textContent;
+  // each frame's alt text in the page's language: the Korean site's <html lang="ko">, else English
+  var lang = /^ko\\b/i.test(document.documentElement.lang || "") ? "ko" : "en";
   var inputs = [], readouts = [];
   function fmt(c, v) {
     if (typeof v !== "number") return v;
@@ -52,6 +54,7 @@ SCRIPT = """function attnlibExplorer(root) {
       index = index * c.frames.length + i;
     });
     img.src = "data:image/png;base64," + data.frames[index];
+    img.alt = data.alts[lang][index];
     root.setAttribute("data-frame", index);
     note.textContent = snapped.length
       ? "Snapped to the nearest precomputed value: " + snapped.join("; ") + "."
@@ -89,17 +92,21 @@ SCRIPT = """function attnlibExplorer(root) {
 }"""
 
 
-def html(controls: list[dict], frames: list[bytes], first: int) -> str:
-    """The explorer's HTML: ``frames`` (PNG bytes) in the order of the controls' grid, ``first`` shown."""
+def html(controls: list[dict], frames: list[bytes], first: int, alts: dict[str, list[str]]) -> str:
+    """The explorer's HTML: ``frames`` (PNG bytes) in the order of the controls' grid, ``first`` shown;
+    ``alts``: each frame's alt text by language ("en", "ko"; ``attnlib.explorer_alt``)."""
+    if sorted(alts) != ["en", "ko"] or any(len(said) != len(frames) for said in alts.values()):
+        raise ValueError("alts must hold one alt text per frame in English ('en') and Korean ('ko')")
     encoded = [base64.b64encode(frame).decode() for frame in frames]
-    payload = json.dumps({"controls": controls, "frames": encoded}, ensure_ascii=False, separators=(",", ":"))
+    data = {"controls": controls, "frames": encoded, "alts": alts}
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     payload = payload.replace("</", "<\\/")  # the JSON sits in a <script> element
     key = hashlib.sha256(payload.encode()).hexdigest()[:12]
     note = html_text.escape(NOTE.format(count=len(frames)))
     return (
         f'<div class="attnlib-explorer" id="attnlib-explorer-{key}">'
         '<div class="attnlib-explorer-controls"></div>'
-        f'<img class="attnlib-explorer-frame" alt="the figure for the values of the controls" '
+        f'<img class="attnlib-explorer-frame" alt="{html_text.escape(alts["en"][first])}" '
         f'style="max-width:100%" src="data:image/png;base64,{encoded[first]}">'
         f'<p class="attnlib-explorer-note" aria-live="polite" style="font-size:0.85em">{note}</p>'
         f'<script type="application/json" class="attnlib-explorer-data">{payload}</script>'

@@ -9,7 +9,8 @@
 // Greedy: y_t = argmax logits, until <eos> or 2 S + 10 steps (attnlib.seq2seq.decoding.greedy).
 (function () {
   "use strict";
-  if (window.attnlibInpage) return; // the engine is inlined by every demo; one copy per page is enough
+  const A = (window.attnlibInpage = window.attnlibInpage || {});
+  if (A.translate) return; // the engine is inlined by every demo; one copy per page is enough
   const PAD = 0, SOS = 1, EOS = 2, UNK = 3;
 
   function decodeFloats(b64) {
@@ -159,43 +160,12 @@
     const formats = spec.formats || [];
     return formats.length > 0 && read.length > 0 && !formats.some((f) => new RegExp(`^(?:${f.pattern})$`).test(read));
   }
-  // The page's language: the Korean site's <html lang="ko">; English elsewhere (Jupyter, Colab, node).
-  function language() {
-    const lang = typeof document === "undefined" ? "" : document.documentElement.lang || "";
-    return /^ko\b/i.test(lang) ? "ko" : "en";
-  }
-  // A few of the trained formats, spread over the list (the whole list is under the box).
-  const someFormats = (formats) => [0, 1, 2, 3].map((i) => formats[Math.round((i * (formats.length - 1)) / 3)].example)
-    .filter((e, i, all) => all.indexOf(e) === i).map((e) => `“${e}”`).join(", ");
-  const SAID = {
-    en: {
-      empty: (spec) => `The box is empty: ${spec.empty || "type something"}.`,
-      unknown: (list) => `Not in what the model learned, read as <unk>: ${list}.`,
-      cut: (spec, cut, chars) => `Only the first ${spec.max_tokens} ${chars ? "characters" : "words"} are read (${cut} more were cut).`,
-      range: (found, r) => `${found}: ${r.message}`,
-      outside: (typed, formats) => `“${typed}” is written in none of the ${formats.length} formats the model ` +
-        `learned (such as ${someFormats(formats)}; all are listed under the box): the answer above is its ` +
-        "guess at a layout it never saw, and may be wrong.",
-      flag: "⚠ outside the formats it learned",
-    },
-    ko: {
-      empty: () => "입력 칸이 비어 있다: 무엇이든 입력하라.",
-      unknown: (list) => `모델이 학습한 어휘에 없어 <unk>로 읽는다: ${list}.`,
-      cut: (spec, cut, chars) => `앞의 ${spec.max_tokens}${chars ? "글자" : "단어"}만 읽는다 (나머지 ${cut}${chars ? "글자" : "단어"}는 잘렸다).`,
-      range: (found, r) => `${found}: 모델이 학습한 범위(${r.low}-${r.high}) 밖의 값이다. 답이 틀릴 수 있다.`,
-      outside: (typed, formats) => `입력한 “${typed}”의 형식은 모델이 학습한 ${formats.length}가지 형식(예: ` +
-        `${someFormats(formats)}; 전체 목록은 입력 칸 아래에 있다) 중 어느 것과도 맞지 않는다. 위의 답은 ` +
-        "본 적 없는 형식을 두고 한 추측이라 틀릴 수 있다.",
-      flag: "⚠ 학습한 형식 밖",
-    },
-  };
-
-  // The page: a text box, the output, and the alignment map as a table of shaded cells (row t, column s).
+  // The page: the answer and the notes under it (here), the map (inpage_map.js), its words (inpage_words.js).
   // What the reader should know about the answer, in words (in the page's language): an empty box, tokens the
   // model never saw, a cut, numbers outside the range it was trained on (spec.ranges: [{pattern, low, high,
   // message}]), a layout that none of its training formats has (spec.formats).
-  function notes(m, text, result, lang = language()) {
-    const said = [], spec = m.spec, say = SAID[lang] || SAID.en;
+  function notes(m, text, result, lang = A.language()) {
+    const said = [], spec = m.spec, say = A.said(lang);
     if (!text.trim()) return [say.empty(spec)];
     const quote = (t) => `“${t === " " ? "␣" : t}”`;
     if (result.unknown.length) said.push(say.unknown(result.unknown.map(quote).join(", ")));
@@ -210,29 +180,14 @@
     if (outsideFormats(spec, text)) said.push(say.outside(typed, spec.formats));
     return said;
   }
-  // A cell's shade: the weight is the opacity of one colour, so the scale runs linearly from the page's
-  // background (α = 0) to that colour (α = 1), the legend under the map.
-  const shade = (w) => `rgba(31,119,180,${w})`;
-  function legend(lang = language()) {
-    const label = lang === "ko" ? "색: 어텐션 가중치" : "colour: attention weight";
-    return `<p class="inpage-legend" style="font-size:80%;margin:0.3em 0">${label} α<sub>t,s</sub> &nbsp;0 ` +
-      `<span style="display:inline-block;width:10em;height:0.9em;vertical-align:middle;border:1px solid #999;` +
-      `background:linear-gradient(to right,${shade(0)},${shade(0.5)},${shade(1)})"></span> 1</p>`;
-  }
   function render(m, box, text) {
     const result = translate(m, text), { source, output, outputIds, weights } = result;
     const rows = outputIds.map((y) => m.spec.tgt_itos[y]).concat(["<eos>"]).slice(0, weights.length);
-    const cell = (w) => `<td title="${w.toFixed(3)}" style="background:${shade(w.toFixed(3))};` +
-      `width:1.6em;height:1.4em;border:1px solid #eee"></td>`;
-    const esc = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/ /g, "␣");
     box.querySelector(".inpage-output").textContent = output.join(m.spec.tokens === "chars" ? "" : " ");
-    box.querySelector(".inpage-map").innerHTML = "<table style='border-collapse:collapse;font-size:80%'>" +
-      "<tr><td></td>" + source.map((t) => `<th style="font-weight:normal">${esc(t)}</th>`).join("") + "</tr>" +
-      rows.map((y, t) => `<tr><th style="font-weight:normal;text-align:right">${esc(y)}</th>` +
-        weights[t].map(cell).join("") + "</tr>").join("") + "</table>" + (weights.length ? legend() : "");
+    A.drawMap(box, source, rows, weights);
     box.querySelector(".inpage-note").textContent = notes(m, text, result).join(" ");
     const flag = box.querySelector(".inpage-flag"), outside = outsideFormats(m.spec, text);
-    if (flag) flag.textContent = outside ? (SAID[language()] || SAID.en).flag : ""; // pages written before it
+    if (flag) flag.textContent = outside ? A.said().flag : ""; // pages written before it
     box.dataset.outside = outside ? "yes" : "no";
     box.dataset.result = JSON.stringify({ source, outputIds, weights });
   }
@@ -241,12 +196,14 @@
   function mount(id) {
     const box = document.getElementById(id), course = load(JSON.parse(box.querySelector(".inpage-spec").textContent));
     const input = box.querySelector("input[type=text]");
+    A.localise(box, course.spec); // the labels, in the page's language
+    A.mountMap(box);
     let m = course;
     const run = () => render(m, box, input.value);
     input.addEventListener("input", run);
-    if (box.querySelector(".inpage-file")) window.attnlibInpage.ownModel(box, course, (model) => { m = model; run(); });
+    if (box.querySelector(".inpage-file")) A.ownModel(box, course, (model) => { m = model; run(); });
     else run();
     return course;
   }
-  window.attnlibInpage = { decodeFloats, load, prepare, translate, notes, outsideFormats, legend, mount };
+  Object.assign(A, { decodeFloats, load, prepare, translate, notes, outsideFormats, mount });
 })();

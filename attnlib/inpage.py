@@ -37,6 +37,7 @@ from attnlib.data.vocab import SPECIALS
 SUPPORTED_LUONG_SCORES = ("dot", "general")
 PUNCTUATION = re.compile(r'[.,!?¿¡;:"]')  # inpage.js's PUNCTUATION
 MAX_TOKENS = {"chars": 64, "words": 24}  # what the page reads of a long input (the map stays on screen)
+ENGINE_FILES = ("inpage.js", "inpage_words.js", "inpage_map.js", "inpage_load.js")
 
 
 def spec(
@@ -150,9 +151,10 @@ def outside_formats(spec: dict, text: str) -> bool:
 
 
 def engine() -> str:
-    """The JavaScript engine, as shipped with the package, and its reader of the learner's model files."""
+    """The page's script, as shipped with the package: the engine, its words in both languages, its map and
+    its reader of the learner's model files."""
     files = resources.files("attnlib")
-    return "\n".join(files.joinpath(f).read_text(encoding="utf-8") for f in ("inpage.js", "inpage_load.js"))
+    return "\n".join(files.joinpath(f).read_text(encoding="utf-8") for f in ENGINE_FILES)
 
 
 class Demo:
@@ -194,33 +196,41 @@ def demo(
     data = json.dumps(model_spec, separators=(",", ":"))
     box = "inpage-" + hashlib.sha256(data.encode()).hexdigest()[:12]  # stable: re-running gives the same page
     safe_json = data.replace("</", "<\\/")  # JSON allows \\/; the page's parser must not see </script>
+    said = "known"  # which Korean label the page puts on the list (inpage_words.js)
     if known is None and model_spec["formats"]:  # the formats it learned, one example each
-        known = [f["example"] for f in model_spec["formats"]]
+        known, said = [f["example"] for f in model_spec["formats"]], "known-formats"
     if known is None and tokens == "words":  # a reader cannot guess a small vocabulary: show it
-        known = [t for t in src_vocab.itos if t not in SPECIALS]
+        known, said = [t for t in src_vocab.itos if t not in SPECIALS], "known-words"
         known_label = f"the {len(known)} words it knows"
     listed = ""
     if known:
         items = " · ".join(html.escape(t) for t in known)
-        listed = f"\n<details><summary>{html.escape(known_label)}</summary>{items}</details>"
+        summary = f'<span data-say="{said}" data-n="{len(known)}">{html.escape(known_label)}</span>'
+        listed = f"\n<details><summary>{summary}</summary>{items}</details>"
     n_weights = sum(math.prod(p["shape"]) for p in model_spec["params"].values())
     own = ""
     if model_spec["task"]:  # the reader's file is read in the browser (FileReader): nothing is uploaded
         own = """\n<p><span class="inpage-which" role="status"></span>
-<label>Load your own model (the file the chapter's export cell wrote; it stays on your computer):
-<input type="file" class="inpage-file" accept=".json,application/json"></label>
-<button type="button" class="inpage-back" hidden>Back to the course's model</button></p>
+<label><span data-say="load">Load your own model (the file the chapter's export cell wrote; it stays on your
+computer):</span> <input type="file" class="inpage-file" accept=".json,application/json"></label>
+<button type="button" class="inpage-back" data-say="back" hidden>Back to the course's model</button></p>
 <p class="inpage-refused" role="alert" style="font-weight:600"></p>"""
     # The answer is an <output> in the theme's text colour (a <code> was pink on grey in dark mode); the notes
-    # below it are announced to screen readers as they change.
+    # below it are announced to screen readers as they change. The script puts the map under them, with a
+    # readout of one cell's value (inpage_map.js), and on a Korean page the labels marked data-say in Korean.
     page = f"""<div id="{box}" class="attnlib-inpage">
-<label>{html.escape(prompt)}: <input type="text" value="{html.escape(text, quote=True)}" size="32"></label>
-<p>greedy output: <output class="inpage-output" style="font-weight:600;font-family:monospace"></output>
+<label><span data-say="prompt">{html.escape(prompt)}</span>:
+<input type="text" value="{html.escape(text, quote=True)}" size="32"></label>
+<p><span data-say="greedy">greedy output</span>:
+<output class="inpage-output" style="font-weight:600;font-family:monospace"></output>
 <span class="inpage-flag" style="font-weight:600"></span></p>
 <p class="inpage-note" role="status" aria-live="polite" style="font-size:85%"></p>
 <div class="inpage-map" style="overflow-x:auto"></div>{listed}{own}
-<p style="font-size:80%">Runs in your browser ({n_weights:,} weights, no server); rows: output steps,
-columns: source tokens, shade: attention weight α<sub>t,s</sub> (hover for the value).</p>
+<p style="font-size:80%"><span data-say="about" data-n="{n_weights:,}">Runs in your browser
+({n_weights:,} weights, no server); rows: output steps, columns: source tokens, shade: attention
+weight</span> α<sub>t,s</sub>
+<span data-say="about-value">(hover over a cell or tap it, or focus the map and use the arrow keys, for its
+value).</span></p>
 <script type="application/json" class="inpage-spec">{safe_json}</script>
 <script>{engine()}
 window.attnlibInpage.mount("{box}");</script>

@@ -119,12 +119,12 @@
     const show = (model, name) => {
       use(model);
       box.dataset.model = name ? "file" : "course";
-      which.textContent = name ? `Shown: your model, “${name}”.` : "Shown: the course's model.";
+      which.textContent = A.said().which(name);
       back.hidden = !name;
       box.dataset.answers = String(Number(box.dataset.answers || 0) + 1); // files read or refused so far
     };
     const refuse = (name, why) => {
-      refused.textContent = `“${name}” was not loaded: ${why}. The model shown is unchanged.`;
+      refused.textContent = A.said().refused(name, why);
       box.dataset.answers = String(Number(box.dataset.answers || 0) + 1);
     };
     chooser.addEventListener("change", () => {

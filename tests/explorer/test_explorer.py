@@ -123,6 +123,69 @@ def test_the_static_html_carries_one_frame_per_grid_point_and_shows_the_initial_
     assert page == toy().static_html()  # same explorer, same bytes, same element id
 
 
+GENERIC_ALT = "the figure for the values of the controls"  # what every frame said before (issue 28)
+
+
+def test_each_frames_alt_text_names_its_controls_values_and_what_its_figure_writes():
+    explorer = toy()
+    data = _payload(explorer.static_html())
+    for lang, opening in (
+        ("en", "Figure for a = {a:.2f}, kind = {kind}: "),
+        ("ko", "a = {a:.2f}, kind = {kind}일 때의 그림: "),
+    ):
+        assert len(data["alts"][lang]) == len(data["frames"])
+        for point, alt in zip(explorer.grid(), data["alts"][lang], strict=True):
+            assert alt.startswith(opening.format(**point)), alt
+            assert f"“a = {point['a']}, {point['kind']}”" in alt  # the figure's own title
+    assert data["alts"]["en"][0].endswith("plot “a = 0.5, line”, — against —.")
+    assert data["alts"]["ko"][0].endswith("그래프 “a = 0.5, line”, 가로축: —, 세로축: —.")
+
+
+def test_the_first_frames_image_says_what_it_shows_before_any_script_runs():
+    page = toy().static_html()
+    initial = toy().grid().index({"a": 1.0, "kind": "line"})
+    assert f'alt="{_payload(page)["alts"]["en"][initial]}"' in page
+    assert GENERIC_ALT not in page
+
+
+def test_an_alt_text_reads_mathtext_as_plain_symbols():
+    from attnlib.explorer_alt import plain
+
+    assert plain(r"$\|s_t\|$ = 2.8, $c_t = H^T \alpha_t$") == "‖s_t‖ = 2.8, c_t = H^T α_t"
+
+
+def test_alt_texts_missing_a_language_or_a_frame_are_refused():
+    from attnlib.explorer_page import html
+
+    controls = [{"name": "a", "label": "a", "kind": "choice", "frames": ["x", "y"], "value": "x"}]
+    frames = [b"png-x", b"png-y"]
+    for alts in ({"en": ["x", "y"]}, {"en": ["x", "y"], "ko": ["x"]}):
+        with pytest.raises(ValueError, match="one alt text per frame in English"):
+            html(controls, frames, 0, alts)
+
+
+def test_an_alt_text_reads_maps_legends_colour_bars_and_the_figures_own_text():
+    from attnlib.explorer_alt import alt_text, figure_words
+
+    fig, (plot, image) = plt.subplots(1, 2)
+    plot.plot([0, 1], label="tanh")
+    plot.legend()
+    plot.set(xlabel="k", ylabel="norm", title="gradients")
+    fig.colorbar(image.imshow([[0.0, 1.0]]), ax=image, label="weight α")
+    image.set(xlabel="source", ylabel="output")
+    fig.text(0, 1, "source:  1 2\ntarget:  2 1")
+    words = figure_words(fig)
+    plt.close(fig)
+    assert alt_text("d = 4", words, "en") == (
+        "Figure for d = 4: source: 1 2; target: 2 1. plot “gradients”, norm against k. legend: tanh. "
+        "map, rows: output, columns: source. colour scale: weight α."
+    )
+    assert alt_text("d = 4", words, "ko") == (
+        "d = 4일 때의 그림: source: 1 2; target: 2 1. 그래프 “gradients”, 가로축: k, 세로축: norm. "
+        "범례: tanh. 맵, 행: output, 열: source. 색 막대: weight α."
+    )
+
+
 def test_on_the_website_each_frame_is_a_file_fetched_when_shown():
     """_ext/page_weight.py: the page carries URLs instead of base64 frames, shows the initial frame's file,
     and its script sets the image to a URL; a notebook's own output is untouched (it must work alone)."""

@@ -215,7 +215,8 @@ def test_a_word_model_lists_the_words_it_knows_and_a_character_model_does_not():
     model = _model("luong-dot")
     words = inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, "3", tokens="words")._repr_html_()
     known = [t for t in TASK.src_vocab.itos if not t.startswith("<")]
-    assert f"<summary>the {len(known)} words it knows</summary>{' · '.join(known)}</details>" in words
+    summary = f'<span data-say="known-words" data-n="{len(known)}">the {len(known)} words it knows</span>'
+    assert f"<summary>{summary}</summary>{' · '.join(known)}</details>" in words
     assert "<details>" not in inpage.demo(model, TASK.src_vocab, TASK.tgt_vocab, "3")._repr_html_()
 
 

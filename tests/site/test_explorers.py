@@ -29,6 +29,9 @@ DATA = re.compile(r'<script type="application/json" class="attnlib-explorer-data
 
 DRIVER = """<script>(function () {
   var plan = PLAN, roots = document.querySelectorAll(".attnlib-explorer"), results = [];
+  var initial = Array.prototype.map.call(roots, function (root) {
+    return root.querySelector(".attnlib-explorer-frame").alt;
+  });
   plan.forEach(function (step) {
     var root = roots[step.explorer];
     Object.keys(step.inputs).forEach(function (name) {
@@ -37,6 +40,7 @@ DRIVER = """<script>(function () {
       input.dispatchEvent(new Event("input"));
     });
     results.push({src: root.querySelector(".attnlib-explorer-frame").src,
+                  alt: root.querySelector(".attnlib-explorer-frame").alt,
                   note: root.querySelector(".attnlib-explorer-note").textContent,
                   readouts: Array.prototype.map.call(
                     root.querySelectorAll(".attnlib-explorer-controls label > span"),
@@ -47,7 +51,7 @@ DRIVER = """<script>(function () {
   });
   var out = document.createElement("div");
   out.id = "attnlib-explorer-results";
-  out.textContent = JSON.stringify({count: roots.length, results: results});
+  out.textContent = JSON.stringify({count: roots.length, initial: initial, results: results});
   document.body.appendChild(out);
 })();</script>"""
 
@@ -193,6 +197,18 @@ def test_the_readout_names_the_value_of_the_figure_shown_for_every_slider_positi
         assert shown in (0.5, 0.75, 1.0, 1.25, 1.5), f"{a} reads {shown}, a value with no figure"
 
 
+def test_a_korean_page_shows_each_frames_korean_alt_text(toy, run_in_page, tmp_path):
+    """The page's language picks the alt texts: <html lang="ko"> (the Korean site), Korean ones."""
+    html = _page(toy.static_html()).replace("<html>", '<html lang="ko">')
+    alts = json.loads(DATA.search(html)[1])["alts"]["ko"]
+    plan = [{"explorer": 0, "inputs": {"a": 1.5, "kind": 1}}]
+    moved = move_controls(run_in_page, tmp_path / "korean.html", html, plan)
+    grid = toy.grid()
+    assert moved["initial"] == [alts[grid.index({"a": 1.0, "kind": "line"})]]
+    assert moved["results"][0]["alt"] == alts[grid.index({"a": 1.5, "kind": "square"})]
+    assert alts[0].startswith("a = 0.50, kind = line일 때의 그림: ")
+
+
 def test_control_a_slider_that_stops_between_frames_is_caught(toy, run_in_page, tmp_path):
     """Positive control: given the kernel's finer step again, the page reads 0.80 under 0.75's figure."""
     html = toy.static_html().replace('input.step = c.kind === "range" ? between : 1;', "input.step = c.step;")
@@ -265,3 +281,53 @@ def test_every_explorer_of_a_chapter_page_redraws_offline_as_python_drew_it(site
         run_in_page, site / book / "chapters" / f"_explorer_check_{chapter}.html", html, payloads
     )
     assert problems == []
+
+
+# The alt text of an explorer's image (issue 28): the values of the frame shown, in the site's language, then
+# what the figure writes (attnlib.explorer_alt); never the one sentence every frame once had.
+GENERIC_ALT = "the figure for the values of the controls"
+ALT_OPENING = {"en": "Figure for {}: ", "ko": "{}일 때의 그림: "}
+
+
+def shown_values(controls: list[dict], values: dict) -> str:
+    """The controls' labels and the values of the frame shown for ``values``, as the page writes them."""
+    parts = []
+    for c in controls:
+        if c["kind"] == "choice":
+            parts.append(f"{c['label']} = {values[c['name']]}")
+            continue
+        value = nearest(c["frames"], values[c["name"]])
+        text = f"{value:.{c['digits']}f}"
+        if c["kind"] == "options":  # a slider over numbers says 1, not 1.0
+            text = text.rstrip("0").rstrip(".") if c["digits"] else str(value)
+        parts.append(f"{c['label']} = {text}")
+    return ", ".join(parts)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_explorer_frame_says_in_its_alt_text_the_values_it_shows_in_the_sites_language(
+    site, run_in_page, page
+):
+    book, chapter = page.rsplit("chapters/", 1)
+    html = (site / f"{page}.html").read_text()
+    payloads = [json.loads(found) for found in DATA.findall(html)]
+    if not payloads:
+        pytest.skip(f"{chapter} has no explorer")
+    opening = ALT_OPENING["ko" if book == "ko/" else "en"]
+    plan, expected = [], []
+    for k, data in enumerate(payloads):
+        for values in settings(data["controls"]):
+            inputs = {c["name"]: control_input(c, values[c["name"]]) for c in data["controls"]}
+            plan.append({"explorer": k, "inputs": inputs})
+            expected.append(opening.format(shown_values(data["controls"], values)))
+    moved = move_controls(run_in_page, site / book / "chapters" / f"_alt_check_{chapter}.html", html, plan)
+    for data, alt in zip(payloads, moved["initial"], strict=True):
+        initial = {c["name"]: c["value"] for c in data["controls"]}
+        assert alt.startswith(opening.format(shown_values(data["controls"], initial))), alt
+    for step, result, want in zip(plan, moved["results"], expected, strict=True):
+        assert result["alt"].startswith(want), (step, result["alt"])  # the new value, once a control moved
+    for data in payloads:  # every frame of the book, in both languages, says what it shows
+        alts = data.get("alts", {})
+        assert [len(alts.get(lang, [])) for lang in ("en", "ko")] == [len(data["frames"])] * 2
+        assert GENERIC_ALT not in json.dumps(alts, ensure_ascii=False)
+    assert GENERIC_ALT not in html

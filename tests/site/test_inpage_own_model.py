@@ -16,11 +16,20 @@ from attnlib.data import dates_task, make_batches, translation_task
 from attnlib.seq2seq import build_model
 from attnlib.train import train
 
-from .test_inpage_site import SPEC, _inputs
+from .test_inpage_site import SPEC, _inputs, _language
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = {"dates": "04_bahdanau_attention", "toy-translation": "08_translation"}
 PAGES = [(task, f"{book}chapters/{stem}") for task, stem in CHAPTERS.items() for book in ("", "ko/")]
+# which model the page shows, and a refusal's frame around its reason, in the site's language
+SHOWN = {
+    "en": ("Shown: your model, “{}”.", "Shown: the course's model."),
+    "ko": ("보이는 모델: 여러분의 모델 “{}”.", "보이는 모델: 강좌의 모델."),
+}
+REFUSED = {
+    "en": ("“{}” was not loaded: ", "The model shown is unchanged."),
+    "ko": ("“{}”을(를) 불러오지 않았다: ", "보이는 모델은 그대로다."),
+}
 
 
 def _trained(task_name: str):
@@ -125,12 +134,13 @@ def test_a_model_trained_and_exported_runs_in_the_built_page_as_in_python(
     assert out["before"]["model"] == "course" and not out["before"]["back"]
     [loaded] = out["loads"]
     assert (loaded["model"], loaded["refused"], loaded["back"]) == ("file", "", True), loaded
-    assert loaded["which"] == "Shown: your model, “my-model.json”."
+    yours, course = SHOWN[_language(page)]
+    assert loaded["which"] == yours.format("my-model.json")
     difference = _assert_runs_as_python(loaded["typed"], page_spec, model, src_vocab, tgt_vocab)
     print(f"{page}: largest weight difference, page vs Python: {difference:.2e}")
     # The control: the course's model gives other weights, and the page goes back to it.
     assert [r["result"] for r in out["course"]] != [r["result"] for r in loaded["typed"]]
-    assert out["after"]["model"] == "course" and out["after"]["which"] == "Shown: the course's model."
+    assert out["after"]["model"] == "course" and out["after"]["which"] == course
     assert [r["result"] for r in out["after"]["typed"]] == [r["result"] for r in out["course"]]
 
 
@@ -170,8 +180,9 @@ def test_a_file_that_is_not_a_model_for_the_page_is_refused_and_the_course_model
     expected = [why for _, why in bad.values()] + [f"more than the {inpage_file.MAX_BYTES // 2**20} MB"]
     assert len(out["loads"]) == len(expected)
     for load, why in zip(out["loads"], expected, strict=True):
-        assert load["model"] == "course" and load["which"] == "Shown: the course's model.", load
-        assert load["refused"].startswith(f"“{load['name']}” was not loaded: "), load
-        assert why in load["refused"] and load["refused"].endswith("The model shown is unchanged."), load
+        start, end = REFUSED[_language(page)]
+        assert load["model"] == "course" and load["which"] == SHOWN[_language(page)][1], load
+        assert load["refused"].startswith(start.format(load["name"])), load
+        assert why in load["refused"] and load["refused"].endswith(end), load
         assert [r["result"] for r in load["typed"]] == [r["result"] for r in out["course"]]
     assert re.search(r"\d", out["course"][0]["shown"])  # the control: the course's model answered
