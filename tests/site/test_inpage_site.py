@@ -326,7 +326,7 @@ window.addEventListener("load", () => {{
   document.body.appendChild(out);
 }});
 </script>"""
-    measured = run_in_page(site / f"{page}_contrast_test.html", html, script, "contrast-result")
+    measured = run_in_page(site / f"{page}_readout_contrast_test.html", html, script, "contrast-result")
     for name, found in measured.items():
         assert found["text"], name  # the element was written, so its contrast is the one a reader sees
         assert found["ratio"] >= 4.5, (name, found)  # WCAG AA for normal text
