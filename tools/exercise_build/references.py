@@ -5,6 +5,7 @@ attnlib carry the values and not the code that computes them."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import sys
 import tempfile
@@ -29,7 +30,7 @@ def record_references(name: str) -> dict[str, dict[str, str]]:
         return {}
     with tempfile.TemporaryDirectory() as tmp:
         out, kept = Path(tmp) / "recorded.json", None
-        reason = numeric_env.check()
+        reason = _machine_verdict()
         if reason is not None:
             kept = Path(tmp) / "committed.json"
             kept.write_text(json.dumps(committed_tables(name)))
@@ -45,6 +46,13 @@ def record_references(name: str) -> dict[str, dict[str, str]]:
         if run.returncode != 0:
             raise RuntimeError(f"recording the references of {name} failed:\n{run.stderr[-3000:]}")
         return json.loads(out.read_text())
+
+
+@functools.cache
+def _machine_verdict() -> str | None:
+    """numeric_env.check(), asked once per process: it starts a process that imports torch, and a build of
+    every set would otherwise ask it once per set with references."""
+    return numeric_env.check()
 
 
 def committed_tables(name: str) -> dict[str, dict[str, str]]:
