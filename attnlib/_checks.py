@@ -25,6 +25,20 @@ def shape_str(x: torch.Tensor) -> str:
     return str(tuple(x.shape))
 
 
+def broadcast(*shapes: tuple[int, ...]) -> torch.Size | None:
+    """The shape that ``shapes`` broadcast to, or None where they do not: aligned on the right, each size
+    equal to the others or 1 (NumPy's and PyTorch's rule). Written out because ``torch.broadcast_shapes``
+    imports sympy on its first call (0.4 s of the first attention call in a notebook, and in every grader)."""
+    ndim = max(map(len, shapes), default=0)
+    result = []
+    for sizes in zip(*((1,) * (ndim - len(shape)) + tuple(shape) for shape in shapes), strict=True):
+        other = {size for size in sizes if size != 1}
+        if len(other) > 1:
+            return None
+        result.append(other.pop() if other else 1)
+    return torch.Size(result)
+
+
 def tensor(x: object, name: str, *, floating: bool = True, min_dim: int = 0) -> torch.Tensor:
     """``x`` must be a tensor (floating unless ``floating=False``) with at least ``min_dim`` dims."""
     if not isinstance(x, torch.Tensor):
@@ -76,14 +90,12 @@ def sequences(**named: object) -> torch.Size:
         tensor(x, name, min_dim=2)
     for name, x in others:
         same_dtype(x, name, first, first_name)
-    try:
-        return torch.broadcast_shapes(*(x.shape[:-2] for x in named.values()))
-    except RuntimeError:
+    batch = broadcast(*(x.shape[:-2] for x in named.values()))
+    if batch is None:
         *most, last = named
         shapes = ", ".join(f"{name} shape {shape_str(x)}" for name, x in named.items())
-        raise ValueError(
-            f"{', '.join(most)} and {last} have batch dims that do not broadcast: {shapes}"
-        ) from None
+        raise ValueError(f"{', '.join(most)} and {last} have batch dims that do not broadcast: {shapes}")
+    return batch
 
 
 def matrix(
@@ -151,11 +163,7 @@ def scalar(x: object, name: str) -> None:
 
 def broadcasts_to(x: torch.Tensor, name: str, shape: torch.Size, target: str) -> None:
     """``x`` must broadcast to ``shape`` (without growing it); ``target`` describes that shape's owner."""
-    try:
-        fits = torch.broadcast_shapes(x.shape, shape) == shape
-    except RuntimeError:
-        fits = False
-    if not fits:
+    if broadcast(x.shape, shape) != shape:
         raise ValueError(f"{name} of shape {shape_str(x)} does not broadcast to {target}")
 
 
@@ -230,11 +238,7 @@ def mask(mask: object, scores: torch.Tensor | torch.Size, name: str = "mask") ->
     padding_shape = shape[:-2] + shape[-1:]  # (..., S)
     if mask.dim() >= 1 and mask.dim() == len(shape) - 1 and mask.shape == padding_shape:
         mask = mask.unsqueeze(-2)  # (..., S) -> (..., 1, S): the same padding for every query step
-    try:
-        broadcast = torch.broadcast_shapes(mask.shape, shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != shape:
+    if broadcast(mask.shape, shape) != shape:
         raise ValueError(
             f"{name} of shape {shape_str(mask)} does not broadcast to scores of shape {tuple(shape)}; "
             "use (..., T, S), or a padding mask (B, S) for scores (B, T, S)"

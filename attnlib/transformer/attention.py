@@ -170,7 +170,7 @@ class MultiHeadAttention(nn.Module):
             if cache is not None:
                 k, v = cache.extend(k, v)  # (..., h, t + T, hs) in self-attention
         if mask is not None:  # (B, S) padding, (T, S), (B, T, S) … -> (..., 1, T, S): one for all heads
-            batch = torch.broadcast_shapes(query.shape[:-2], source.shape[:-2])
+            batch = _checks.broadcast(query.shape[:-2], source.shape[:-2])
             mask = _checks.mask(mask, torch.Size((*batch, q.shape[-2], k.shape[-2]))).unsqueeze(-3)
         if fused:
             context, weights = fast.scaled_dot_product_attention(q, k, v, mask), None

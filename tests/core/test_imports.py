@@ -35,3 +35,16 @@ def test_no_module_of_attnlib_imports_the_package_itself():
         if any(line.strip() == "import attnlib" for line in path.read_text(encoding="utf-8").splitlines())
     ]
     assert offenders == []
+
+
+def test_the_first_attention_call_imports_no_symbolic_algebra():
+    """``torch.broadcast_shapes`` imports sympy (0.4 s) on its first call; attnlib's checks broadcast without
+    it, so a notebook's first attention call and every grading sandbox are spared that import."""
+    code = (
+        "import sys, torch, attnlib\n"
+        "q, k = torch.randn(2, 3, 4), torch.randn(1, 5, 4)\n"
+        "attnlib.attend(attnlib.scores.dot(q, k), torch.randn(1, 5, 6), torch.ones(2, 5, dtype=torch.bool))\n"
+        "print('sympy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

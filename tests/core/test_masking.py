@@ -115,3 +115,28 @@ def test_weighted_sum_is_the_context_of_any_weights():
 def test_weighted_sum_names_weights_when_positions_disagree():
     with pytest.raises(ValueError, match="values has 5 positions but weights has 4"):
         attnlib.weighted_sum(torch.rand(2, 3, 4), torch.rand(2, 5, 3))
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        [(), ()],
+        [(3,), ()],
+        [(2, 1), (1, 5)],
+        [(4, 1, 3), (2, 1)],
+        [(0,), (1,)],
+        [(2, 3), (3,), (1, 1)],
+        [(2,), (3,)],
+        [(0,), (2,)],
+        [(2, 3), (4, 3)],
+        [(5, 1, 2), (5, 3, 2), (4, 1, 1)],
+    ],
+)
+def test_the_checks_broadcast_exactly_as_torch_does(shapes):
+    from attnlib import _checks
+
+    try:
+        expected = torch.broadcast_shapes(*shapes)
+    except RuntimeError:
+        expected = None
+    assert _checks.broadcast(*shapes) == expected
