@@ -87,13 +87,13 @@ def collate(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> Batch:
     src_ids = [src_vocab.encode(p.src) for p in pairs]
     tgt_ids = [tgt_vocab.encode(p.tgt) for p in pairs]
     B, S, T = len(pairs), max(map(len, src_ids)), max(map(len, tgt_ids)) + 1  # +1 for <sos> / <eos>
-    src = torch.full((B, S), PAD_ID, dtype=torch.long)
-    tgt_in = torch.full((B, T), PAD_ID, dtype=torch.long)
-    tgt_out = torch.full((B, T), PAD_ID, dtype=torch.long)
-    for b, (x, y) in enumerate(zip(src_ids, tgt_ids, strict=True)):
-        src[b, : len(x)] = torch.tensor(x, dtype=torch.long)
-        tgt_in[b, : len(y) + 1] = torch.tensor([SOS_ID, *y], dtype=torch.long)
-        tgt_out[b, : len(y) + 1] = torch.tensor([*y, EOS_ID], dtype=torch.long)
+
+    def padded(rows: list[list[int]], width: int) -> torch.Tensor:  # one tensor from padded lists, not B
+        return torch.tensor([row + [PAD_ID] * (width - len(row)) for row in rows], dtype=torch.long)
+
+    src = padded(src_ids, S)  # (B, S)
+    tgt_in = padded([[SOS_ID, *y] for y in tgt_ids], T)  # (B, T)
+    tgt_out = padded([[*y, EOS_ID] for y in tgt_ids], T)  # (B, T)
     src_lengths = torch.tensor([len(x) for x in src_ids], dtype=torch.long)
     tgt_lengths = torch.tensor([len(y) + 1 for y in tgt_ids], dtype=torch.long)
     alignment = None
