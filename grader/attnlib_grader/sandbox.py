@@ -85,9 +85,23 @@ class Budget:
             raise TimeoutError(f"{self.what} is used up")
 
 
+# What the grader's own side imports for the first hidden test it runs (the tests' otter-grader runner pulls
+# nbconvert, pandas and 700 modules in all: 0.7 s of CPU), imported while the zygote starts on the other core.
+GRADER_SIDE = ("otter.test_files", "attnlib.grading.checks")
+
+
+def _import_grader_side() -> None:
+    import importlib
+
+    for name in GRADER_SIDE:
+        with contextlib.suppress(Exception):  # if one is missing, the self-check says so in its own words
+            importlib.import_module(name)
+
+
 def warm_up(timeout: float = 600.0) -> None:
-    """Start the zygote (it imports torch once, seconds on a busy machine) before any budget runs."""
-    zygote.zygote().start(timeout)
+    """Start the zygote (it imports torch once, seconds on a busy machine) before any budget runs; meanwhile
+    import what this side needs, so that no budget (the self-check's, the first learner's) pays for it."""
+    zygote.zygote().start(timeout, meanwhile=_import_grader_side)
 
 
 class Sandbox:
