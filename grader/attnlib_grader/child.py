@@ -272,7 +272,11 @@ def serve(fd: int) -> None:
     fake_otter.Notebook = _StubGrader
     sys.modules["otter"] = fake_otter
     attnlib.grading.notebook = _StubGrader
-    switching.switch_off(config.get("switch_off", []), config.get("operators", []))
+    wanted = (list(config.get("switch_off", [])), list(config.get("operators", [])))
+    if switching.APPLIED is None:  # a zygote without the set's switch-off (tests, a one-off sandbox)
+        switching.switch_off(*wanted)
+    elif switching.APPLIED != wanted:  # fails closed: no learner code runs in another set's process
+        raise RuntimeError("this process was forked with another switch-off than its set's")
     # bound before any learner code runs: the loop checks' tracing and the contract of every call
     from attnlib.grading import checks
 

@@ -289,7 +289,7 @@ def grade_folder(
     out.mkdir(parents=True, exist_ok=True)
     (out / "skipped.txt").write_text("".join(f"{text}\n" for text in skipped), encoding="utf-8")
     try:
-        warm_up()
+        warm_up(switch_off=dotted, operators=operators)
         self_check(bundle, isolation)
         results = report.Results(out, bundle.questions, bundle.config["name"])
 

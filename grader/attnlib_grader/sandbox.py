@@ -98,10 +98,11 @@ def _import_grader_side() -> None:
             importlib.import_module(name)
 
 
-def warm_up(timeout: float = 600.0) -> None:
-    """Start the zygote (it imports torch once, seconds on a busy machine) before any budget runs; meanwhile
-    import what this side needs, so that no budget (the self-check's, the first learner's) pays for it."""
-    zygote.zygote().start(timeout, meanwhile=_import_grader_side)
+def warm_up(timeout: float = 600.0, switch_off: list[str] = (), operators: list[str] = ()) -> None:
+    """Start the zygote of a set's switch-off (it imports torch once, seconds on a busy machine) before any
+    budget runs; meanwhile import what this side needs, so that no budget (the self-check's, the first
+    learner's) pays for it."""
+    zygote.zygote(switch_off, operators).start(timeout, meanwhile=_import_grader_side)
 
 
 class Sandbox:
@@ -147,7 +148,8 @@ class Sandbox:
                 self.box = isolation.Box(self.isolation.filesystem)
                 ns_pid, self.cgroups = self.box.ns_pid, self.isolation.cgroups_for(self.config)
             run_as, workdir = self.isolation.run_as, None if ns_pid else self.workdir
-            self.pid = zygote.zygote().fork(theirs.fileno(), ns_pid, workdir, self.cgroups, run_as)
+            origin = zygote.zygote(self.config.get("switch_off", ()), self.config.get("operators", ()))
+            self.pid = origin.fork(theirs.fileno(), ns_pid, workdir, self.cgroups, run_as)
         except isolation.IsolationError as e:
             ours.close()
             self.kill()

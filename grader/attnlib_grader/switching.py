@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 REACHED: set[str] = set()  # the switched-off names the learner's code called (in the sandbox)
+# What this process switched off, (dotted names, operators), or None: applied once, in the zygote of the set
+# (every learner's process is a fork of it) or else in the learner's process before the cells run.
+APPLIED: tuple[list[str], list[str]] | None = None
 
 
 def _reached(dotted: str) -> None:
@@ -166,6 +169,10 @@ def _swap_references(targets: dict[int, tuple[Any, str, Any]]) -> None:
 def switch_off(dotted_names: list[str], operators: list[str] = ()) -> None:
     """Make every listed implementation unusable under every name, and every listed operator below them."""
     import importlib
+
+    global APPLIED
+    if APPLIED is None:
+        APPLIED = (list(dotted_names), list(operators))
 
     targets: dict[int, tuple[Any, str, Any]] = {}
     for dotted in dotted_names:

@@ -179,3 +179,16 @@ def test_warm_up_runs_the_grader_sides_imports_while_the_zygote_starts(monkeypat
         assert seen == [None, "again"]  # already running: it still runs, once
     finally:
         starting.stop()
+
+
+def test_a_process_forked_with_another_sets_switch_off_runs_no_cell(tmp_path, monkeypatch):
+    """Each set's sandboxes are forked from a zygote that switched off what the set names; one forked from a
+    zygote that switched off something else refuses to run the cells (fails closed)."""
+    from attnlib_grader import zygote
+
+    other = zygote.zygote(["attnlib.scores.dot"], [])
+    monkeypatch.setattr(zygote, "zygote", lambda *names: other)
+    sandbox = Sandbox(["x = 1"], {"names": ["x"], "switch_off": ["attnlib.scores.general"]}, str(tmp_path))
+    with pytest.raises(SandboxError):
+        sandbox.start()
+    sandbox.kill()
