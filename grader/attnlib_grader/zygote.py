@@ -186,12 +186,19 @@ def _zygote_main(fd: int) -> None:
     import torch
 
     torch.set_num_threads(1)
-    switch = json.loads(_read_line(control))  # the set's switch-off, sent by the grader as it starts us
-    if switch["switch_off"] or switch["operators"]:
-        from attnlib_grader import switching
-
-        switching.switch_off(switch["switch_off"], switch["operators"])  # an error: the zygote never starts
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    _serve(control)
+
+
+def _serve(control: socket.socket) -> None:
+    """Switch off what the grader sends first, say "ready", then fork on each request: a learner's process,
+    or (``{"zygote": true}``, asked of the zygote that switched nothing off) the zygote of another set, which
+    serves on the socket end it is sent. Never returns."""
+    from attnlib_grader import switching
+
+    switch = json.loads(_read_line(control))
+    if switch["switch_off"] or switch["operators"]:
+        switching.switch_off(switch["switch_off"], switch["operators"])  # an error: the zygote never starts
     control.sendall(b"ready\n")
     warmed = False
     while True:
@@ -203,11 +210,15 @@ def _zygote_main(fd: int) -> None:
             os._exit(0)
         try:
             request = json.loads(message)
-            pid = os.fork() if fds else -1
+            as_zygote = request.get("zygote") is True and switching.APPLIED is None
+            pid = os.fork() if fds and (as_zygote or not request.get("zygote")) else -1
         except Exception:  # noqa: BLE001 - a bad request gets pid -1
             pid = -1
         if pid == 0:
             control.close()
+            if as_zygote:  # dies with this zygote, as this one dies with the grader
+                _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                _serve(socket.socket(fileno=fds[0]))
             _enter(request, fds[0])
         for extra in fds:
             os.close(extra)
@@ -225,27 +236,50 @@ _ZYGOTE_START = (
 
 
 class Zygote:
-    """The grader's handle on the zygote process (started on first use, restarted if it died)."""
+    """The grader's handle on a zygote (started on first use, restarted if it died). The one that switches
+    nothing off is a process of its own; a set's is forked from it (torch imported already: a fraction of a
+    second) and applies the set's switch-off before it says it is ready."""
 
     def __init__(self, switch_off: list[str] = (), operators: list[str] = ()) -> None:
         self.switch = {"switch_off": list(switch_off), "operators": list(operators)}
-        self.process: subprocess.Popen | None = None
+        self.plain = not (self.switch["switch_off"] or self.switch["operators"])
+        self.process: subprocess.Popen | None = None  # the plain zygote's process
+        self.pid: int | None = None  # a set's zygote: a child of the plain one
         self.control: socket.socket | None = None
         self.lock = threading.Lock()
-        self.folder = tempfile.mkdtemp(prefix="attnlib-zygote-")
+        self.folder = tempfile.mkdtemp(prefix="attnlib-zygote-") if self.plain else None
+
+    def _alive(self) -> bool:
+        if self.process is not None:
+            return self.process.poll() is None
+        if self.pid is None or self.control is None:
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except OSError:
+            return False
+        return True
 
     def _start(self, timeout: float, meanwhile: Callable[[], None] | None = None) -> None:
         ours, theirs = socket.socketpair()
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE_START.format(folder=_HERE, fd=theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=clean_env(),
-            cwd=self.folder,
-        )
-        theirs.close()
+        try:
+            if self.plain:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-c", _ZYGOTE_START.format(folder=_HERE, fd=theirs.fileno())],
+                    pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=clean_env(),
+                    cwd=self.folder,
+                )
+            else:
+                plain = zygote()
+                plain.start(timeout, meanwhile)
+                meanwhile = None
+                self.pid = plain._request({"zygote": True}, theirs.fileno())
+        finally:
+            theirs.close()
         with contextlib.suppress(OSError):  # a zygote that died at once: no "ready" below says so
             ours.sendall(json.dumps(self.switch).encode() + b"\n")
         if meanwhile is not None:  # this process's own work, done while the zygote imports torch
@@ -256,42 +290,29 @@ class Zygote:
         except OSError:
             ready = b""
         if ready != b"ready\n":
-            self.process.kill()
+            self._kill()
             raise IsolationError("the zygote process did not start (could it import torch and attnlib?)")
         ours.settimeout(30)
         self.control = ours
+        if self.process is not None:
+            self.pid = self.process.pid
 
     def start(self, timeout: float = 600.0, meanwhile: Callable[[], None] | None = None) -> None:
         """Start the zygote unless it runs; ``meanwhile`` (if given) runs here while it starts."""
         with self.lock:
-            if self.process is None or self.process.poll() is not None:
+            if not self._alive():
                 self._start(timeout, meanwhile)
             elif meanwhile is not None:
                 meanwhile()
 
-    def fork(
-        self,
-        fd: int,
-        ns_pid: int | None,
-        workdir: str | None,
-        cgroups: list[str] = (),
-        run_as: int | None = None,
-    ) -> int:
-        """A new learner process that serves on the other end of ``fd`` (as the user ``run_as`` where one is
-        given and there is no sandbox); returns its pid (outside)."""
+    def _request(self, request: dict[str, Any], fd: int) -> int:
+        """Send one request with the socket end ``fd``; the pid of what the zygote forked for it."""
         with self.lock:
             for attempt in (1, 2):
-                if self.process is None or self.process.poll() is not None:
+                if not self._alive():
                     self._start(600.0)
                 try:
-                    request = {
-                        "ns_pid": ns_pid,
-                        "workdir": workdir,
-                        "cgroups": list(cgroups),
-                        "run_as": run_as,
-                    }
-                    request = json.dumps(request).encode()
-                    socket.send_fds(self.control, [request], [fd])
+                    socket.send_fds(self.control, [json.dumps(request).encode()], [fd])
                     reply = b""
                     while not reply.endswith(b"\n"):
                         chunk = self.control.recv(256)
@@ -303,25 +324,44 @@ class Zygote:
                         return pid
                     raise OSError("the zygote could not fork")
                 except (OSError, ValueError, KeyError) as e:
-                    with contextlib.suppress(Exception):
-                        self.process.kill()
-                    self.process = None
+                    self._kill()
                     if attempt == 2:
                         raise IsolationError(f"could not start the notebook's process ({e})") from None
         raise AssertionError("unreachable")
 
+    def fork(
+        self,
+        fd: int,
+        ns_pid: int | None,
+        workdir: str | None,
+        cgroups: list[str] = (),
+        run_as: int | None = None,
+    ) -> int:
+        """A new learner process that serves on the other end of ``fd`` (as the user ``run_as`` where one is
+        given and there is no sandbox); returns its pid (outside)."""
+        request = {"ns_pid": ns_pid, "workdir": workdir, "cgroups": list(cgroups), "run_as": run_as}
+        return self._request(request, fd)
+
+    def _kill(self) -> None:
+        with contextlib.suppress(Exception):
+            if self.process is not None:
+                self.process.kill()
+                self.process.wait(5)
+            elif self.pid is not None:
+                os.kill(self.pid, signal.SIGKILL)  # reaped by the plain zygote (SIGCHLD ignored there)
+        with contextlib.suppress(Exception):
+            if self.control is not None:
+                self.control.close()
+        self.process, self.pid, self.control = None, None, None
+
     def stop(self) -> None:
         with self.lock:
-            if self.process is not None:
-                with contextlib.suppress(Exception):
-                    self.process.kill()
-                    self.process.wait(5)
-            self.process = None
+            self._kill()
 
 
 _ZYGOTES: dict[tuple, Zygote] = {}  # by switch-off, the most recently used last
 _ZYGOTES_LOCK = threading.Lock()
-MAX_ZYGOTES = 3  # a grading run uses one; the test suite grades many sets in one process
+MAX_ZYGOTES = 4  # the plain one and three sets' (a grading run uses one; the test suite grades many sets)
 
 
 def zygote(switch_off: list[str] = (), operators: list[str] = ()) -> Zygote:
@@ -330,6 +370,8 @@ def zygote(switch_off: list[str] = (), operators: list[str] = ()) -> Zygote:
     with _ZYGOTES_LOCK:
         found = _ZYGOTES.pop(key, None) or Zygote(*key)
         _ZYGOTES[key] = found
-        while len(_ZYGOTES) > MAX_ZYGOTES:
-            _ZYGOTES.pop(next(iter(_ZYGOTES))).stop()
+        evicted = [k for k in _ZYGOTES if k != ((), ()) and k != key][: max(0, len(_ZYGOTES) - MAX_ZYGOTES)]
+        stopping = [_ZYGOTES.pop(k) for k in evicted]
+    for old in stopping:  # outside the lock: stop() waits for a zygote that may be starting
+        old.stop()
     return found

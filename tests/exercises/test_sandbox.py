@@ -187,8 +187,19 @@ def test_a_process_forked_with_another_sets_switch_off_runs_no_cell(tmp_path, mo
     from attnlib_grader import zygote
 
     other = zygote.zygote(["attnlib.scores.dot"], [])
+    other.start()
     monkeypatch.setattr(zygote, "zygote", lambda *names: other)
     sandbox = Sandbox(["x = 1"], {"names": ["x"], "switch_off": ["attnlib.scores.general"]}, str(tmp_path))
     with pytest.raises(SandboxError):
         sandbox.start()
     sandbox.kill()
+
+
+def test_a_sets_zygote_is_forked_from_the_one_that_switches_nothing_off():
+    """Torch is imported once per grader: a set's zygote is a child of the plain zygote, not a new process."""
+    from attnlib_grader import zygote
+
+    plain, of_a_set = zygote.zygote(), zygote.zygote(["attnlib.scores.general"], [])
+    of_a_set.start()
+    parent = int(open(f"/proc/{of_a_set.pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    assert plain.process is not None and parent == plain.process.pid and of_a_set.process is None
