@@ -25,6 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from attnlib.grading.messages import say, tr
 from attnlib_grader import child  # noqa: F401 - run in the zygote's children (child.serve)
 from attnlib_grader.isolation import IsolationError, clean_env
 
@@ -158,6 +159,11 @@ def _zygote_main(fd: int) -> None:
 
         for dotted in switching.resolve_equations(list(EQUATIONS))[0]:
             switching.resolve(dotted)
+    with contextlib.suppress(Exception):  # the catalogues, read here: a sandbox may not see their files
+        from attnlib.grading import messages
+
+        for language in messages.LANGUAGES:
+            messages.catalogue(language)
     import torch
 
     torch.set_num_threads(1)
@@ -218,7 +224,7 @@ class Zygote:
             ready = b""
         if ready != b"ready\n":
             self.process.kill()
-            raise IsolationError("the zygote process did not start (could it import torch and attnlib?)")
+            raise IsolationError(tr("the zygote process did not start (could it import torch and attnlib?)"))
         ours.settimeout(30)
         self.control = ours
 
@@ -254,18 +260,19 @@ class Zygote:
                     while not reply.endswith(b"\n"):
                         chunk = self.control.recv(256)
                         if not chunk:
-                            raise OSError("the zygote hung up")
+                            raise OSError(tr("the zygote hung up"))
                         reply += chunk
                     pid = int(json.loads(reply)["pid"])
                     if pid > 0:
                         return pid
-                    raise OSError("the zygote could not fork")
+                    raise OSError(tr("the zygote could not fork"))
                 except (OSError, ValueError, KeyError) as e:
                     with contextlib.suppress(Exception):
                         self.process.kill()
                     self.process = None
                     if attempt == 2:
-                        raise IsolationError(f"could not start the notebook's process ({e})") from None
+                        said = say("could not start the notebook's process ({error})", error=str(e))
+                        raise IsolationError(said) from None
         raise AssertionError("unreachable")
 
     def stop(self) -> None:
