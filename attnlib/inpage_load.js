@@ -44,60 +44,56 @@
   }
 
   const isSize = (v, max) => Number.isInteger(v) && v >= 1 && v <= max;
-  const fail = (why) => { throw new Error(why); };
+  // A refusal: the reason `why` (a key of inpage_words.js's SAID.<language>.why) in the page's language.
+  const said = (why, ...args) => A.said().why[why](...args);
+  const fail = (why, ...args) => { throw new Error(said(why, ...args)); };
   const quoted = JSON.stringify;
   function checkConfig(cfg) {
-    if (typeof cfg !== "object" || cfg === null) fail("it has no config");
-    if (cfg.kind !== "bahdanau" && cfg.kind !== "luong") {
-      fail(`its kind ${quoted(cfg.kind)} is not one the page runs ("bahdanau", "luong")`);
-    }
-    if (cfg.cell !== "gru" || cfg.bidirectional !== true) fail("the page runs a bidirectional GRU encoder only");
-    if (cfg.bridge !== "learned" && cfg.bridge !== "final") fail(`its bridge ${quoted(cfg.bridge)} is not "learned" or "final"`);
+    if (typeof cfg !== "object" || cfg === null) fail("noConfig");
+    if (cfg.kind !== "bahdanau" && cfg.kind !== "luong") fail("kind", quoted(cfg.kind));
+    if (cfg.cell !== "gru" || cfg.bidirectional !== true) fail("encoder");
+    if (cfg.bridge !== "learned" && cfg.bridge !== "final") fail("bridge", quoted(cfg.bridge));
     const luongOk = ["dot", "general"].includes(cfg.score) && cfg.local === null && typeof cfg.input_feed === "boolean";
-    if (cfg.kind === "luong" && !luongOk) fail("the page runs global Luong attention with a dot or general score only");
+    if (cfg.kind === "luong" && !luongOk) fail("luong");
     for (const key of ["emb", "hidden", "attn"]) {
-      if (!isSize(cfg[key], MAX_SIZE)) fail(`config.${key} is not a size from 1 to ${MAX_SIZE}`);
+      if (!isSize(cfg[key], MAX_SIZE)) fail("size", key, MAX_SIZE);
     }
-    if (cfg.dec_hidden !== null && !isSize(cfg.dec_hidden, MAX_SIZE)) fail("config.dec_hidden is not null or a size");
+    if (cfg.dec_hidden !== null && !isSize(cfg.dec_hidden, MAX_SIZE)) fail("decHidden");
     for (const key of ["src_vocab", "tgt_vocab"]) {
-      if (!isSize(cfg[key], MAX_VOCAB)) fail(`config.${key} is not a vocabulary size`);
+      if (!isSize(cfg[key], MAX_VOCAB)) fail("vocabSize", key);
     }
   }
   function checkVocab(itos, size, key) {
-    if (!Array.isArray(itos) || itos.length !== size) fail(`${key} does not hold the ${size} tokens its config says`);
+    if (!Array.isArray(itos) || itos.length !== size) fail("vocabLength", key, size);
     if (!itos.every((t) => typeof t === "string") || SPECIALS.some((t, i) => itos[i] !== t)) {
-      fail(`${key} is not a list of tokens starting with ${SPECIALS.join(" ")}`);
+      fail("vocabStart", key, SPECIALS.join(" "));
     }
   }
   // Each parameter: the shape the config implies, 4 prod(shape) bytes in base64 (4 characters per 3 bytes),
   // every value finite.
   function checkParams(params, cfg) {
-    if (typeof params !== "object" || params === null) fail("it has no parameters");
+    if (typeof params !== "object" || params === null) fail("noParams");
     const expected = expectedShapes(cfg);
     const missing = Object.keys(expected).filter((n) => !Object.hasOwn(params, n));
     const extra = Object.keys(params).filter((n) => !Object.hasOwn(expected, n));
-    if (missing.length) fail(`parameter ${missing[0]} is missing (${missing.length} in all)`);
-    if (extra.length) fail(`parameter ${extra[0]} is not one of this model's`);
+    if (missing.length) fail("missing", missing[0], missing.length);
+    if (extra.length) fail("extra", extra[0]);
     for (const [name, shape] of Object.entries(expected)) {
       const p = params[name], n = shape.reduce((a, b) => a * b, 1);
       if (typeof p !== "object" || p === null || quoted(p.shape) !== quoted(shape)) {
-        fail(`${name} has shape ${quoted(p && p.shape)}, but the config needs ${quoted(shape)}`);
+        fail("shape", name, quoted(p && p.shape), quoted(shape));
       }
       const base64 = typeof p.data === "string" && /^[A-Za-z0-9+/]*={0,2}$/.test(p.data);
-      if (!base64 || p.data.length !== 4 * Math.ceil((4 * n) / 3)) fail(`${name} does not hold ${n} float32 values in base64`);
+      if (!base64 || p.data.length !== 4 * Math.ceil((4 * n) / 3)) fail("data", name, n);
       const bad = A.decodeFloats(p.data).findIndex((v) => !Number.isFinite(v));
-      if (bad >= 0) fail(`${name} holds a value that is not a finite number (at index ${bad})`);
+      if (bad >= 0) fail("finite", name, bad);
     }
   }
   // The spec the engine runs: the file's model, its typed text prepared and flagged as the page's (same task).
   function validate(file, page) {
-    if (typeof file !== "object" || file === null || file.format !== FORMAT) {
-      fail("it is not a model file written by attnlib.inpage.export");
-    }
-    if (file.version !== VERSION) fail(`its version ${quoted(file.version)} is not ${VERSION}`);
-    if (file.task !== page.task || file.tokens !== page.tokens) {
-      fail(`it is a model for the task ${quoted(file.task)}, and this page's model is for ${quoted(page.task)}`);
-    }
+    if (typeof file !== "object" || file === null || file.format !== FORMAT) fail("notModel");
+    if (file.version !== VERSION) fail("version", quoted(file.version), VERSION);
+    if (file.task !== page.task || file.tokens !== page.tokens) fail("task", quoted(file.task), quoted(page.task));
     checkConfig(file.config);
     checkVocab(file.src_itos, file.config.src_vocab, "src_itos");
     checkVocab(file.tgt_itos, file.config.tgt_vocab, "tgt_itos");
@@ -108,7 +104,7 @@
   // Read `text` (a file's contents) as a model for the page whose spec is `page`: the spec, or an Error.
   function parse(text, page) {
     let file;
-    try { file = JSON.parse(text); } catch (e) { fail("it is not JSON (not a model file written by attnlib.inpage.export)"); }
+    try { file = JSON.parse(text); } catch (e) { fail("notJson"); }
     return validate(file, page);
   }
 
@@ -133,9 +129,9 @@
       if (!file) return;
       refused.textContent = "";
       const MB = (bytes) => (bytes / 1048576).toFixed(1).replace(/\.0$/, "");
-      if (file.size > MAX_BYTES) return refuse(file.name, `it is ${MB(file.size)} MB, more than the ${MB(MAX_BYTES)} MB a model file may be`);
+      if (file.size > MAX_BYTES) return refuse(file.name, said("tooLarge", MB(file.size), MB(MAX_BYTES)));
       const reader = new FileReader();
-      reader.onerror = () => refuse(file.name, "the browser could not read it");
+      reader.onerror = () => refuse(file.name, said("unreadable"));
       reader.onload = () => {
         let model;
         try { model = A.load(parse(reader.result, course.spec)); } catch (e) { return refuse(file.name, e.message); }

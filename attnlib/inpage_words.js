@@ -2,7 +2,8 @@
 //
 // The Korean site's notebooks hold the English ones' outputs byte for byte, so the Korean words are chosen
 // here, at run time, by <html lang="ko">: the demo's fixed labels (marked data-say="key" by attnlib.inpage),
-// the notes under the answer, the map's legend and readout, and the own-model control's sentences.
+// the notes under the answer, the map's legend and readout, and the own-model control's sentences and the
+// reasons it gives for refusing a file.
 (function () {
   "use strict";
   const A = (window.attnlibInpage = window.attnlibInpage || {});
@@ -31,6 +32,31 @@
       cell: (c) => `output “${c.output}” (step ${c.t + 1}), source “${c.source}” (token ${c.s + 1}): α = ${c.alpha}`,
       which: (name) => (name ? `Shown: your model, “${name}”.` : "Shown: the course's model."),
       refused: (name, why) => `“${name}” was not loaded: ${why}. The model shown is unchanged.`,
+      // why a file is not a model for this page (inpage_load.js); quoted values come JSON-quoted
+      why: {
+        notJson: () => "it is not JSON (not a model file written by attnlib.inpage.export)",
+        notModel: () => "it is not a model file written by attnlib.inpage.export",
+        version: (found, wanted) => `its version ${found} is not ${wanted}`,
+        task: (found, page) => `it is a model for the task ${found}, and this page's model is for ${page}`,
+        noConfig: () => "it has no config",
+        kind: (kind) => `its kind ${kind} is not one the page runs ("bahdanau", "luong")`,
+        encoder: () => "the page runs a bidirectional GRU encoder only",
+        bridge: (bridge) => `its bridge ${bridge} is not "learned" or "final"`,
+        luong: () => "the page runs global Luong attention with a dot or general score only",
+        size: (key, most) => `config.${key} is not a size from 1 to ${most}`,
+        decHidden: () => "config.dec_hidden is not null or a size",
+        vocabSize: (key) => `config.${key} is not a vocabulary size`,
+        vocabLength: (key, size) => `${key} does not hold the ${size} tokens its config says`,
+        vocabStart: (key, specials) => `${key} is not a list of tokens starting with ${specials}`,
+        noParams: () => "it has no parameters",
+        missing: (name, count) => `parameter ${name} is missing (${count} in all)`,
+        extra: (name) => `parameter ${name} is not one of this model's`,
+        shape: (name, found, needed) => `${name} has shape ${found}, but the config needs ${needed}`,
+        data: (name, n) => `${name} does not hold ${n} float32 values in base64`,
+        finite: (name, at) => `${name} holds a value that is not a finite number (at index ${at})`,
+        tooLarge: (mb, most) => `it is ${mb} MB, more than the ${most} MB a model file may be`,
+        unreadable: () => "the browser could not read it",
+      },
     },
     ko: {
       empty: () => "입력 칸이 비어 있다: 무엇이든 입력하라.",
@@ -46,6 +72,30 @@
       cell: (c) => `출력 “${c.output}” (${c.t + 1}번째 시점), 소스 “${c.source}” (${c.s + 1}번째 토큰): α = ${c.alpha}`,
       which: (name) => (name ? `보이는 모델: 여러분의 모델 “${name}”.` : "보이는 모델: 강좌의 모델."),
       refused: (name, why) => `“${name}”을(를) 불러오지 않았다: ${why}. 보이는 모델은 그대로다.`,
+      why: {
+        notJson: () => "JSON이 아니다 (attnlib.inpage.export가 쓴 모델 파일이 아니다)",
+        notModel: () => "attnlib.inpage.export가 쓴 모델 파일이 아니다",
+        version: (found, wanted) => `파일의 버전 ${found}은(는) 이 페이지가 읽는 버전 ${wanted}이(가) 아니다`,
+        task: (found, page) => `과제 ${found}의 모델인데, 이 페이지의 모델은 과제 ${page}의 것이다`,
+        noConfig: () => "config가 없다",
+        kind: (kind) => `모델 종류 ${kind}은(는) 이 페이지가 돌리는 종류("bahdanau", "luong")가 아니다`,
+        encoder: () => "이 페이지는 양방향 GRU 인코더만 돌린다",
+        bridge: (bridge) => `bridge ${bridge}은(는) "learned"도 "final"도 아니다`,
+        luong: () => "이 페이지는 dot 또는 general 스코어를 쓰는 글로벌 루옹 어텐션만 돌린다",
+        size: (key, most) => `config.${key}이(가) 1부터 ${most}까지의 크기가 아니다`,
+        decHidden: () => "config.dec_hidden이 null도 아니고 크기도 아니다",
+        vocabSize: (key) => `config.${key}이(가) 어휘 크기가 아니다`,
+        vocabLength: (key, size) => `${key}에 config가 말하는 토큰 ${size}개가 들어 있지 않다`,
+        vocabStart: (key, specials) => `${key}이(가) ${specials}(으)로 시작하는 토큰 목록이 아니다`,
+        noParams: () => "파라미터가 없다",
+        missing: (name, count) => `파라미터 ${name}이(가) 없다 (빠진 것은 모두 ${count}개다)`,
+        extra: (name) => `파라미터 ${name}은(는) 이 모델의 것이 아니다`,
+        shape: (name, found, needed) => `${name}의 모양이 ${found}인데, config에 따르면 ${needed}여야 한다`,
+        data: (name, n) => `${name}에 base64로 된 float32 값 ${n}개가 들어 있지 않다`,
+        finite: (name, at) => `${name}에 유한한 수가 아닌 값이 있다 (인덱스 ${at})`,
+        tooLarge: (mb, most) => `파일이 ${mb} MB로, 모델 파일이 가질 수 있는 크기 ${most} MB보다 크다`,
+        unreadable: () => "브라우저가 파일을 읽지 못했다",
+      },
     },
   };
   const said = (lang = language()) => SAID[lang] || SAID.en;

@@ -17,6 +17,11 @@ What escapes the catalogue (``escapes``): an f-string, a ``%`` or a ``+`` of lit
 a literal given to ``AssertionError`` or to ``assert``, and a helper's ``return`` of a literal sentence, in
 a test cell or in ``attnlib/grading``: such text reaches the learner untranslated. Write ``checks.say(
 "... {x} ...", x=x)`` instead.
+In the grader (``grader/attnlib_grader``) every sentence written in the code reaches a learner's
+``feedback/<name>.md`` or ``results.json`` (a time limit used up, a sandbox that died, a malformed reply, a
+refusal) unless it is for the teacher or is code: so any literal or f-string there with two words in a row,
+outside ``say``/``tr``, a docstring, a ``print`` or an argparse ``help``, escapes, except in the functions and
+constants ``GRADER_NOT_FOR_LEARNERS`` names (``grader_escapes``).
 """
 
 from __future__ import annotations
@@ -35,6 +40,20 @@ SOURCE_DIR = ROOT / "exercises" / "source"
 CATALOGUE = GRADING / "messages_ko.json"
 MESSAGE_PARAMS = ("what", "hint", "bug")
 PROSE = re.compile(r"[A-Za-z]{2,}")
+WORDS = re.compile(r"\b[A-Za-z]{2,}'?[a-z]* +[A-Za-z]{2,}\b")  # two words in a row: a sentence's text
+# The grader's text that no learner reads, per module: functions and constants whose sentences are the
+# teacher's (a warning, the self-check, a broken bundle or configuration, the gradebook's columns) or code.
+GRADER_NOT_FOR_LEARNERS = {
+    "grade.py": ("NO_ISOLATION_WARNING", "NO_CGROUP_WARNING", "self_check", "main"),
+    "child.py": ("_switch_off",),  # the process dies before any cell: the grader reports that in its words
+    "gradebooks.py": ("*",),  # the gradebooks' column names
+    "gradescope.py": ("FALLBACK",),  # extra_data.isolation, for the teacher
+    "isolation.py": ("bwrap_command",),  # a shell command
+    "report.py": ("rubric_lines", "add"),  # the teacher's rubric template; a feedback file not written
+    "submissions.py": ("find_submissions",),  # the entries skipped, in skipped.txt and on stderr
+    "switching.py": ("resolve_equations", "_off_function", "blank_sources"),  # a set's config; code
+    "zygote.py": ("_ZYGOTE_START", "_drop_privileges", "_become", "_enter"),  # code; the zygote's own errors
+}
 
 
 def _prose(text: str) -> bool:
@@ -232,6 +251,65 @@ class Reader:
                 self._keys(value)
 
 
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _sentence(node: ast.AST) -> bool:
+    """A string literal, or an f-string whose own text (fields left out), holding two words in a row."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return bool(WORDS.search(node.value))
+    if isinstance(node, ast.JoinedStr):
+        own = "{}".join(v.value for v in node.values if isinstance(v, ast.Constant))
+        return bool(WORDS.search(own))
+    return False
+
+
+def grader_escapes(where: str, source: str) -> list[str]:
+    """The sentences of a grader module that reach a learner untranslated (see the module's docstring)."""
+    tree = ast.parse(source)
+    skipped = set(GRADER_NOT_FOR_LEARNERS.get(Path(where).name, ()))
+    if "*" in skipped:
+        return []
+    quiet = _docstrings(tree)
+    templates = {  # constants that say or tr is given: their text is collected (``Reader``)
+        node.args[0].id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _callee(node) in ("say", "tr") and node.args
+        if isinstance(node.args[0], ast.Name)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) in templates for t in node.targets):
+            quiet |= {id(n) for n in ast.walk(node.value)}
+        translated = isinstance(node, ast.Call) and _callee(node) in ("say", "tr")
+        teachers = isinstance(node, ast.Call) and _callee(node) == "print"
+        if translated or teachers:  # a say's f-string field still escapes
+            quiet |= {id(n) for n in ast.walk(node) if teachers or not isinstance(n, ast.JoinedStr)}
+        elif isinstance(node, ast.keyword) and node.arg == "help":
+            quiet |= {id(n) for n in ast.walk(node)}
+    escapes: list[str] = []
+
+    def visit(node: ast.AST, exempt: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            named = getattr(child, "name", None) or next(
+                (t.id for t in getattr(child, "targets", []) if isinstance(t, ast.Name)), None
+            )
+            inside = exempt or named in skipped
+            if not inside and id(child) not in quiet and _sentence(child):
+                escapes.append(f"{where}:{child.lineno}: text a learner reads: {ast.unparse(child)[:120]}")
+            elif not isinstance(child, ast.JoinedStr):
+                visit(child, inside)
+
+    visit(tree, False)
+    return escapes
+
+
 def _module_sources() -> list[tuple[str, str]]:
     paths = sorted(GRADING.glob("*.py")) + sorted(GRADER.glob("*.py"))
     return [(str(p.relative_to(ROOT)), p.read_text()) for p in paths]
@@ -252,11 +330,14 @@ def read_masters(sets: list[str] | None = None) -> list[Reader]:
 
 
 def read_modules() -> list[Reader]:
-    """The readers of attnlib/grading and the grader; the grader's own asserts are not for learners."""
-    readers = [Reader(name, [source], strict=False) for name, source in _module_sources()]
-    for reader in readers:
-        if reader.where.startswith("grader/"):
-            reader.escapes = []
+    """The readers of attnlib/grading and the grader; in the grader, what escapes is ``grader_escapes``
+    (its own asserts are not for learners)."""
+    readers = []
+    for name, source in _module_sources():
+        reader = Reader(name, [source], strict=False)
+        if name.startswith("grader/"):
+            reader.escapes = grader_escapes(name, source)
+        readers.append(reader)
     return readers
 
 

@@ -36,7 +36,7 @@ from attnlib.grading.contract import (  # noqa: F401
 )
 from attnlib.grading.learner_tests import UnderTest, catches, passes, run_test  # noqa: F401
 from attnlib.grading.maps import informative_weights, order_keeping_ties  # noqa: F401
-from attnlib.grading.messages import in_language, language, say, tr  # noqa: F401
+from attnlib.grading.messages import in_language, language, say, thread_setting, tr  # noqa: F401
 from attnlib.grading.recorded import from_data, recorded, reference, to_data  # noqa: F401
 from attnlib.grading.tracing import (  # noqa: F401
     functions_run,
@@ -54,16 +54,10 @@ GRADING = False
 _CASE = threading.local()  # .hidden: the grader is running a hidden test case in this thread
 
 
-@contextlib.contextmanager
-def hidden_case(hidden: bool = True) -> Iterator[None]:
+def hidden_case(hidden: bool = True) -> contextlib.AbstractContextManager[None]:
     """In the grader, while a hidden case runs: the checks' messages say what is wrong in words and show no
     number computed from the expected values (one graded attempt must not tell a resubmission the answers)."""
-    before = getattr(_CASE, "hidden", False)
-    _CASE.hidden = hidden
-    try:
-        yield
-    finally:
-        _CASE.hidden = before
+    return thread_setting(_CASE, "hidden", hidden)
 
 
 def in_hidden_case() -> bool:

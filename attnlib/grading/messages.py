@@ -39,16 +39,24 @@ _NOTEBOOK: list[str | None] = [None]  # the running notebook's language, once gr
 
 
 @contextlib.contextmanager
+def thread_setting(local: threading.local, name: str, value: Any) -> Iterator[None]:
+    """``local.<name>`` is ``value`` in this thread inside the block, and what it was before (None if it was
+    never set) after it, however the block ends: a setting of one grading thread that no other one sees."""
+    before = getattr(local, name, None)
+    setattr(local, name, value)
+    try:
+        yield
+    finally:
+        setattr(local, name, before)
+
+
+@contextlib.contextmanager
 def in_language(language: str) -> Iterator[None]:
     """Messages made in this thread, inside the block, are in ``language`` ("en" or "ko")."""
     if language not in LANGUAGES:
         raise ValueError(f"language must be one of {LANGUAGES}, got {language!r}")
-    before = getattr(_LOCAL, "language", None)
-    _LOCAL.language = language
-    try:
+    with thread_setting(_LOCAL, "language", language):
         yield
-    finally:
-        _LOCAL.language = before
 
 
 def language() -> str:
@@ -146,4 +154,14 @@ def say(template: str, **fields: Any) -> str:
     return chosen.format(**{k: tr(v) for k, v in fields.items()})
 
 
-__all__ = ["LANGUAGES", "catalogue", "detect", "in_language", "language", "remember", "say", "tr"]
+__all__ = [
+    "LANGUAGES",
+    "catalogue",
+    "detect",
+    "in_language",
+    "language",
+    "remember",
+    "say",
+    "thread_setting",
+    "tr",
+]

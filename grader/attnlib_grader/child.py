@@ -18,6 +18,7 @@ import time
 import types
 from typing import Any
 
+from attnlib.grading.messages import LANGUAGES, catalogue, in_language, say, tr
 from attnlib_grader import codec, switching
 
 MEMORY_LIMIT_MB = 4096  # per sandbox process, unless a set's config says "memory_limit_mb"
@@ -30,7 +31,7 @@ class _TimeLimit(BaseException):
 
 
 def _on_limit(signum, frame):
-    raise _TimeLimit("time limit exceeded")
+    raise _TimeLimit(tr("time limit exceeded"))
 
 
 class _Limit:
@@ -137,9 +138,9 @@ def _run_cells(cells: list[str], config: dict[str, Any], namespace: dict[str, An
                 code = compile(runnable_source(source), f"<cell {i + 1}>", "exec", dont_inherit=True)
                 exec(code, namespace)
         except _TimeLimit:
-            errors.append(f"cell {i + 1}: did not finish within {cell_limit:g} s")
+            errors.append(say("cell {n}: did not finish within {limit:g} s", n=i + 1, limit=cell_limit))
         except BaseException as e:  # noqa: B036 - SystemExit, KeyboardInterrupt: the next cell still runs
-            errors.append(f"cell {i + 1}: {type(e).__name__}: {str(e)[:300]}")
+            errors.append(say("cell {n}: {error}", n=i + 1, error=f"{type(e).__name__}: {str(e)[:300]}"))
     return errors
 
 
@@ -204,7 +205,7 @@ def _run_test(
     fn = namespace[request["name"]]
     for name in names:
         if name != request["name"] and callable(namespace.get(name)):
-            namespace[name] = switching._off_function(f"your {name}")
+            namespace[name] = switching._off_function(say("your {name}", name=name))
     before = set(switching.REACHED)
     switching.REACHED.clear()
     del learner_tests.READS[:]
@@ -250,6 +251,15 @@ def _call(request: dict[str, Any], namespace: dict[str, Any], contract: Any) -> 
         return codec.pack({**reply, "reached": sorted(switching.REACHED)}, {"value": value})
 
 
+def _switch_off(config: dict[str, Any]) -> None:
+    """The set's switch-off, unless the zygote this process was forked from applied it already."""
+    wanted = (list(config.get("switch_off", [])), list(config.get("operators", [])))
+    if switching.APPLIED is None:  # a zygote without the set's switch-off (tests, a one-off sandbox)
+        switching.switch_off(*wanted)
+    elif switching.APPLIED != wanted:  # fails closed: no learner code runs in another set's process
+        raise RuntimeError("this process was forked with another switch-off than its set's")
+
+
 def serve(fd: int) -> None:
     """Sandbox main: receive the cells, run them, report the names, then serve calls until the grader ends."""
     sock = socket.socket(fileno=fd)
@@ -257,8 +267,16 @@ def serve(fd: int) -> None:
     sys.argv = ["submission"]
     tree, _ = codec.read_frame_blocking(sock)
     setup = json.loads(tree)
-    cells, config = list(setup["cells"]), dict(setup["config"])
-    del setup, tree
+    del tree
+    config = dict(setup["config"])
+    chosen = config.get("language") if config.get("language") in LANGUAGES else "en"
+    catalogue(chosen)  # read now: the learner's code may use up the files or the memory it would need
+    with in_language(chosen):  # this process's messages: a cell that failed, a switched-off call
+        _serve(sock, list(setup.pop("cells")), config)  # the cells' only reference: freed once they ran
+
+
+def _serve(sock: socket.socket, cells: list[str], config: dict[str, Any]) -> None:
+    """``serve`` in the submission's language: run the cells, report the names, serve the calls."""
     _limits(config)
 
     import torch
@@ -272,11 +290,7 @@ def serve(fd: int) -> None:
     fake_otter.Notebook = _StubGrader
     sys.modules["otter"] = fake_otter
     attnlib.grading.notebook = _StubGrader
-    wanted = (list(config.get("switch_off", [])), list(config.get("operators", [])))
-    if switching.APPLIED is None:  # a zygote without the set's switch-off (tests, a one-off sandbox)
-        switching.switch_off(*wanted)
-    elif switching.APPLIED != wanted:  # fails closed: no learner code runs in another set's process
-        raise RuntimeError("this process was forked with another switch-off than its set's")
+    _switch_off(config)
     # bound before any learner code runs: the loop checks' tracing and the contract of every call
     from attnlib.grading import checks
 
@@ -293,7 +307,8 @@ def serve(fd: int) -> None:
             names, values = _names(config, namespace, sources)
             frame = codec.pack({"ok": True, "names": names, "errors": errors}, {"values": values})
     except BaseException as e:  # noqa: B036 - a value whose encoding fails or never ends
-        frame = codec.pack({"ok": True, "names": {}, "errors": [*errors, f"names: {type(e).__name__}"]})
+        failed = say("names: {error}", error=type(e).__name__)
+        frame = codec.pack({"ok": True, "names": {}, "errors": [*errors, failed]})
     sock.sendall(frame)
     _serve_calls(sock, namespace, checks, list(config.get("names", [])))
 
@@ -309,12 +324,12 @@ def _session(sock: socket.socket, request: dict[str, Any], depth: int) -> int:
     if request["session"] == "end":
         if depth:
             os._exit(SESSION_ENDED)
-        _send(sock, {"ok": False, "error": "no session to end"})
+        _send(sock, {"ok": False, "error": tr("no session to end")})
         return depth
     try:
         child = os.fork()
     except OSError:
-        _send(sock, {"ok": False, "error": "no process left for a session"})
+        _send(sock, {"ok": False, "error": tr("no process left for a session")})
         return depth
     if child == 0:
         _send(sock, {"ok": True})
@@ -323,7 +338,7 @@ def _session(sock: socket.socket, request: dict[str, Any], depth: int) -> int:
     if os.waitstatus_to_exitcode(status) == SESSION_ENDED:
         _send(sock, {"ok": True})
     else:  # it died during a call: that call's answer, and the grader stops this sandbox
-        _send(sock, {"ok": False, "error": "the notebook's process stopped during a call", "lost": True})
+        _send(sock, {"ok": False, "error": tr("the notebook's process stopped during a call"), "lost": True})
     return depth
 
 
@@ -351,13 +366,13 @@ def _serve_calls(sock: socket.socket, namespace: dict[str, Any], contract: Any, 
                 continue
         try:
             if child < 0:
-                raise RuntimeError("no process left for a fresh call")
+                raise RuntimeError(tr("no process left for a fresh call"))
             if request.get("under_test"):
                 sock.sendall(_run_test(request, namespace, names, sock))
             else:
                 sock.sendall(_call(request, namespace, contract))
         except _TimeLimit:
-            _send(sock, {"ok": False, "error": "did not finish within its time limit", "timeout": True})
+            _send(sock, {"ok": False, "error": tr("did not finish within its time limit"), "timeout": True})
         except BaseException as e:  # noqa: B036 - report every failure of learner code as data
             _send(sock, {"ok": False, "error": f"{type(e).__name__}: {str(e)[:500]}"})
         if request.get("fresh") and child == 0:

@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from attnlib.grading.messages import say, tr
+
 MAX_MESSAGE = 64 * 2**20  # bytes of one frame, tensors included
 MAX_TREE = 4 * 2**20  # bytes of its JSON part
 MAX_CONTAINERS = 100_000  # lists, tuples, sets and dicts in one frame (counted before parsing)
@@ -50,7 +52,7 @@ class Opaque:
         self.type_name = str(type_name)[:200]
 
     def __repr__(self) -> str:
-        return f"<a {self.type_name} object>"
+        return say("<a {type} object>", type=self.type_name)
 
 
 # ---------------------------------------------------------------------------------------------- encoding
@@ -61,7 +63,7 @@ def encode(obj: Any, blobs: list[bytes], depth: int = 0) -> Any:
     import torch
 
     if depth > MAX_DEPTH:
-        return {"t": "opaque", "type": "too deeply nested"}
+        return {"t": "opaque", "type": tr("too deeply nested")}
     if obj is None or isinstance(obj, (bool, str)):
         return obj if not isinstance(obj, str) else str.__str__(obj)[:MAX_STRING]
     if isinstance(obj, int):
@@ -72,7 +74,7 @@ def encode(obj: Any, blobs: list[bytes], depth: int = 0) -> Any:
         x = torch.Tensor.contiguous(torch.Tensor.cpu(torch.Tensor.detach(obj)))
         dtype = str(x.dtype).removeprefix("torch.")
         if dtype not in _DTYPES:
-            return {"t": "opaque", "type": f"tensor of dtype {dtype}"}
+            return {"t": "opaque", "type": say("tensor of dtype {dtype}", dtype=dtype)}
         raw = x.view(torch.int16) if dtype == "bfloat16" else x
         blobs.append(raw.numpy().tobytes())
         return {"t": "tensor", "dtype": dtype, "shape": list(x.shape)}
@@ -122,7 +124,7 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float, check: Callable[[]
             continue
         chunk = sock.recv(min(n - len(buffer), 1 << 20))
         if not chunk:
-            raise EOFError("the other end closed the connection")
+            raise EOFError(tr("the other end closed the connection"))
         buffer += chunk
     return bytes(buffer)
 
@@ -138,7 +140,9 @@ def read_frame(
     header = first + _recv_exact(sock, _HEADER.size - 1, body_deadline, check)
     tree_bytes, raw_bytes = _HEADER.unpack(header)
     if tree_bytes > MAX_TREE or _HEADER.size + tree_bytes + raw_bytes > MAX_MESSAGE:
-        raise SandboxError(f"a reply of {tree_bytes + raw_bytes} bytes, more than the grader reads")
+        raise SandboxError(
+            say("a reply of {size} bytes, more than the grader reads", size=tree_bytes + raw_bytes)
+        )
     body_deadline += (tree_bytes + raw_bytes) / 50e6  # a slow machine still moves 50 MB/s through a socket
     tree = _recv_exact(sock, tree_bytes, body_deadline, check)
     return tree, _recv_exact(sock, raw_bytes, body_deadline, check)
@@ -152,23 +156,23 @@ def read_frame_blocking(sock: socket.socket) -> tuple[bytes, bytes]:
 # ---------------------------------------------------------------------------------------------- decoding
 def _parse_int(text: str) -> int:
     if len(text) > 20:
-        raise ValueError("integer too long")
+        raise ValueError(tr("integer too long"))
     return int(text)
 
 
 def _no_constant(text: str) -> Any:
-    raise ValueError(f"{text} is not plain data")
+    raise ValueError(say("{text} is not plain data", text=text))
 
 
 def parse_tree(tree: bytes) -> Any:
     """The JSON part, its containers counted before it is parsed (a byte that opens one inside a string is
     counted too: a safe overestimate)."""
     if tree.count(b"[") + tree.count(b"{") > MAX_CONTAINERS:
-        raise SandboxError("malformed reply: too many values")
+        raise SandboxError(tr("malformed reply: too many values"))
     try:
         return json.loads(tree, parse_int=_parse_int, parse_constant=_no_constant)
     except (ValueError, RecursionError) as e:
-        raise SandboxError(f"malformed reply ({type(e).__name__})") from None
+        raise SandboxError(say("malformed reply ({error})", error=type(e).__name__)) from None
 
 
 def _refuse_collisions(pairs: list[tuple[int, Any]]) -> None:
@@ -188,7 +192,7 @@ def _refuse_collisions(pairs: list[tuple[int, Any]]) -> None:
         if len(reprs) > MAX_SAME_HASH:
             ordered = sorted(reprs)
             if 1 + sum(a != b for a, b in zip(ordered, ordered[1:], strict=False)) > MAX_SAME_HASH:
-                raise SandboxError("malformed value: values chosen to collide in a hash table")
+                raise SandboxError(tr("malformed value: values chosen to collide in a hash table"))
 
 
 class _Reader:
@@ -200,7 +204,7 @@ class _Reader:
 
     def take(self, n: int) -> memoryview:
         if n < 0 or self.at + n > len(self.raw):
-            raise SandboxError("malformed value: its data is missing")
+            raise SandboxError(tr("malformed value: its data is missing"))
         self.at += n
         return self.raw[self.at - n : self.at]
 
@@ -214,7 +218,7 @@ class _Reader:
 
     def finish(self) -> None:
         if self.at != len(self.raw):
-            raise SandboxError("malformed value: data left over")
+            raise SandboxError(tr("malformed value: data left over"))
         _refuse_collisions(self.hashed)
 
 
@@ -231,7 +235,7 @@ def decode(tree: Any, raw: bytes = b"") -> Any:
     except SandboxError:
         raise
     except (Exception, RecursionError) as e:  # noqa: B014 - a forged reply must not raise anything else
-        raise SandboxError(f"malformed value ({type(e).__name__})") from None
+        raise SandboxError(say("malformed value ({error})", error=type(e).__name__)) from None
 
 
 def decode_values(tree: dict[str, Any], raw: bytes, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -244,7 +248,7 @@ def decode_values(tree: dict[str, Any], raw: bytes, keys: tuple[str, ...]) -> di
     except SandboxError:
         raise
     except (Exception, RecursionError) as e:  # noqa: B014
-        raise SandboxError(f"malformed value ({type(e).__name__})") from None
+        raise SandboxError(say("malformed value ({error})", error=type(e).__name__)) from None
 
 
 def _array(obj: dict[str, Any], kind: str, reader: _Reader) -> Any:
@@ -258,11 +262,11 @@ def _array(obj: dict[str, Any], kind: str, reader: _Reader) -> Any:
         or len(shape) > 16
         or not all(type(n) is int and 0 <= n < 2**40 for n in shape)
     ):
-        raise SandboxError(f"malformed {kind}")
+        raise SandboxError(say("malformed {kind}", kind=kind))
     np_dtype = np.dtype("int16" if dtype == "bfloat16" else dtype)
     size = math.prod(shape) * np_dtype.itemsize
     if size > len(reader.raw):
-        raise SandboxError(f"malformed {kind}: its shape is larger than the reply")
+        raise SandboxError(say("malformed {kind}: its shape is larger than the reply", kind=kind))
     data = reader.take(size)
     if kind == "ndarray":
         return np.frombuffer(data, dtype=np_dtype).reshape(shape).copy()
@@ -275,15 +279,15 @@ def _array(obj: dict[str, Any], kind: str, reader: _Reader) -> Any:
 
 def _decode(obj: Any, depth: int, reader: _Reader) -> Any:
     if depth > MAX_DEPTH + 2:
-        raise SandboxError("malformed value: nested too deeply")
+        raise SandboxError(tr("malformed value: nested too deeply"))
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, int):
         if abs(obj) >= 2**53:  # ``encode`` sends larger integers as floats; their hashes could be chosen
-            raise SandboxError("malformed value: an integer too large")
+            raise SandboxError(tr("malformed value: an integer too large"))
         return obj
     if not isinstance(obj, dict):
-        raise SandboxError(f"malformed value of type {type(obj).__name__}")
+        raise SandboxError(say("malformed value of type {type}", type=type(obj).__name__))
     kind = obj.get("t")
     if kind == "float":
         text = obj.get("v") if isinstance(obj.get("v"), str) else ""
@@ -293,11 +297,11 @@ def _decode(obj: Any, depth: int, reader: _Reader) -> Any:
     items = obj.get("items")
     if kind == "dict":
         if not isinstance(items, dict):
-            raise SandboxError("malformed dict")
+            raise SandboxError(tr("malformed dict"))
         return {str(k): _decode(v, depth + 1, reader) for k, v in items.items()}
     if kind in ("tuple", "list", "set", "frozenset"):
         if not isinstance(items, list):
-            raise SandboxError(f"malformed {kind}")
+            raise SandboxError(say("malformed {kind}", kind=kind))
         values = [_decode(v, depth + 1, reader) for v in items]
         if kind == "list":
             return values
@@ -306,13 +310,13 @@ def _decode(obj: Any, depth: int, reader: _Reader) -> Any:
         try:
             pairs = [(hash(v), v) for v in values]
         except TypeError:  # unhashable items (tensors are hashable, lists are not) cannot be in a set
-            raise SandboxError(f"malformed {kind}: its items are not hashable") from None
+            raise SandboxError(say("malformed {kind}: its items are not hashable", kind=kind)) from None
         _refuse_collisions(pairs)  # before the set is built
         built = (frozenset if kind == "frozenset" else set)(values)
         return reader.hashable(built) if kind == "frozenset" else built
     if kind == "opaque":
         return Opaque(obj.get("type", "unknown"))
-    raise SandboxError(f"malformed value of kind {kind!r}")
+    raise SandboxError(say("malformed value of kind {kind!r}", kind=kind))
 
 
 def check_report(report: Any, name: str) -> dict[str, Any]:
@@ -326,7 +330,7 @@ def check_report(report: Any, name: str) -> dict[str, Any]:
         and all(isinstance(d, dict) and len(d) < 10_000 for d in (entries, uses))
         and all(type(v) is int for d in (entries, uses) for v in d.values())
     ):
-        raise SandboxError(f"malformed report of the call of {name}")
+        raise SandboxError(say("malformed report of the call of {name}", name=name))
     clean = {k: report[k] for k in ("ops", "jumps", "tampered", "autograd", "largest")}
     clean["entries"] = {str(k)[:200]: v for k, v in entries.items()}
     clean["uses"] = {str(k)[:20]: v for k, v in uses.items()}

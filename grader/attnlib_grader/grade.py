@@ -152,10 +152,12 @@ def grade_submission(
         result = SubmissionResult(
             name, [QuestionResult(q["name"], float(q["points"]), bool(q.get("manual"))) for q in questions]
         )
+        with in_language(chosen):
+            error = say("grader error: {error}", error=f"{type(e).__name__}: {str(e)[:300]}")
         for q in result.questions:
             if not q.manual:
-                q.error = f"grader error: {type(e).__name__}: {str(e)[:300]}"
-        result.notes.append(f"grader error: {type(e).__name__}: {str(e)[:300]}")
+                q.error = error
+        result.notes.append(error)
     result.seconds, result.cpu_seconds = time.perf_counter() - start, meter()
     result.language = chosen
     return result
@@ -184,7 +186,7 @@ def _environment(sandbox: Sandbox, budget: Budget, config: dict[str, Any]) -> di
 def _grade_submission(
     bundle: Bundle, name: str, notebook_bytes: bytes, isolation: Isolation | None, meter: Meter
 ) -> SubmissionResult:
-    from attnlib.grading.messages import say
+    from attnlib.grading.messages import say, tr
 
     _grading_mode()
     config = bundle.config
@@ -192,9 +194,10 @@ def _grade_submission(
         QuestionResult(q["name"], float(q["points"]), bool(q.get("manual"))) for q in config["questions"]
     ]
     submission = SubmissionResult(name, results)
-    total = Budget(float(config.get("submission_time_limit", SUBMISSION_TIME_LIMIT)), meter, "the budget")
+    limit = float(config.get("submission_time_limit", SUBMISSION_TIME_LIMIT))
+    total = Budget(limit, meter, tr("the budget"))
     if len(notebook_bytes) > MAX_NOTEBOOK_BYTES:
-        raise ValueError(f"the notebook is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB")
+        raise ValueError(say("the notebook is larger than {size} MB", size=MAX_NOTEBOOK_BYTES // 2**20))
     try:
         cells = code_cells(notebook_bytes)
     except ValueError as e:

@@ -33,18 +33,21 @@ import time
 import zipfile
 from pathlib import Path
 
+from attnlib.grading.messages import in_language, say, tr
 from attnlib_grader.grade import SelfCheckError, grade_folder, load_bundle
 from attnlib_grader.isolation import IsolationError, check_bwrap
 from attnlib_grader.report import plain
-from attnlib_grader.submissions import find_submissions, read
+from attnlib_grader.submissions import find_submissions, language, read
 
 ROOT_VARIABLE = "AUTOGRADER_ROOT"
 # Where bubblewrap cannot build a sandbox, learner code runs as this unprivileged user (nobody), which can
 # read neither /autograder/source nor /autograder/results; ATTNLIB_GRADESCOPE_FALLBACK=refuse grades nothing.
 NOBODY = 65534
+FALLBACK = "unprivileged user"  # extra_data.isolation where learner code runs as NOBODY
 FALLBACK_VARIABLE = "ATTNLIB_GRADESCOPE_FALLBACK"
 VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
-NOT_GRADED = "NOT GRADED"
+# What the learner reads is in the language of the submitted notebook (``submissions.language``): these are
+# the English templates of the catalogue (attnlib/grading/messages_ko.json).
 NO_ISOLATION = (
     "The course's sandbox (bubblewrap) cannot be built on this Gradescope machine ({error}), and the "
     "autograder may not run your notebook as an unprivileged user either, so it refuses to run it: your "
@@ -56,8 +59,8 @@ WRITTEN = "A written answer: your teacher grades it ({points:g} points), not the
 def _case_lines(cases) -> list[str]:
     lines = []
     for case in cases:
-        mark = "passed" if case.passed else "FAILED"
-        lines.append(f"{case.name} ({case.points:g} points): {mark}")
+        mark = say("passed" if case.passed else "FAILED")
+        lines.append(say("{case} ({points:g} points): {mark}", case=case.name, points=case.points, mark=mark))
         if not case.passed and case.message:
             lines.append("    " + plain(case.message).replace("\n", "\n    "))
     return lines
@@ -71,7 +74,7 @@ def question_tests(q) -> list[dict]:
                 "name": q.name,
                 "score": 0.0,
                 "max_score": 0.0,
-                "output": WRITTEN.format(points=q.possible),
+                "output": say(WRITTEN, points=q.possible),
                 "visibility": "visible",
             }
         ]
@@ -82,8 +85,11 @@ def question_tests(q) -> list[dict]:
     if hidden:
         passed = sum(c.passed for c in hidden)
         lines.append(
-            f"hidden tests: {passed} of {len(hidden)} passed "
-            "(which ones, and why, is shown after the due date)"
+            say(
+                "hidden tests: {passed} of {total} passed (which ones, and why, is shown after the due date)",
+                passed=passed,
+                total=len(hidden),
+            )
         )
     tests = [
         {
@@ -97,7 +103,7 @@ def question_tests(q) -> list[dict]:
     if hidden:
         tests.append(
             {
-                "name": f"{q.name}: hidden tests",
+                "name": say("{question}: hidden tests", question=q.name),
                 "score": 0.0,
                 "max_score": 0.0,
                 "output": "\n".join(_case_lines(hidden)),
@@ -108,14 +114,20 @@ def question_tests(q) -> list[dict]:
 
 
 def results(result, seconds: float) -> dict:
-    """``results.json`` of a graded submission (``grade.SubmissionResult``)."""
+    """``results.json`` of a graded submission (``grade.SubmissionResult``), in its language."""
+    with in_language(getattr(result, "language", "en")):
+        return _results(result, seconds)
+
+
+def _results(result, seconds: float) -> dict:
     auto = [q for q in result.questions if not q.manual]
     notes = [plain(n) for n in result.notes]
-    output = f"Automatic score: {sum(q.score for q in auto):g} / {sum(q.possible for q in auto):g}"
+    score, possible = sum(q.score for q in auto), sum(q.possible for q in auto)
+    output = say("Automatic score: {score:g} / {possible:g}", score=score, possible=possible)
     if any(q.manual for q in result.questions):
-        output += " (written answers are graded by your teacher)"
+        output += say(" (written answers are graded by your teacher)")
     if notes:
-        output += "\n\nNotes on running your notebook:\n" + "\n".join(f"- {n}" for n in notes)
+        output += "\n\n" + say("Notes on running your notebook") + ":\n" + "\n".join(f"- {n}" for n in notes)
     return {
         "score": sum(q.score for q in auto),
         "execution_time": round(seconds),
@@ -127,13 +139,14 @@ def results(result, seconds: float) -> dict:
 
 
 def refusal(questions: list[dict], reason: str, seconds: float = 0.0) -> dict:
-    """``results.json`` when nothing was graded: 0 points, the reason at the top and in every question."""
+    """``results.json`` when nothing was graded: 0 points, the reason at the top and in every question (in
+    the language of the messages made now: ``grade`` chooses the submission's)."""
     tests = [
         {
             "name": q["name"],
             "score": 0.0,
             "max_score": 0.0 if q.get("manual") else float(q["points"]),
-            "output": f"{NOT_GRADED}: {reason}",
+            "output": say("NOT GRADED: {reason}", reason=reason),
             "visibility": "visible",
         }
         for q in questions
@@ -141,7 +154,7 @@ def refusal(questions: list[dict], reason: str, seconds: float = 0.0) -> dict:
     return {
         "score": 0.0,
         "execution_time": round(seconds),
-        "output": f"{NOT_GRADED}. {reason}",
+        "output": say("NOT GRADED. {reason}", reason=reason),
         "stdout_visibility": "hidden",
         "tests": tests,
         "extra_data": {"graded": False, "reason": reason},
@@ -155,16 +168,29 @@ def _write(folder: Path, data: dict) -> None:
     os.replace(partial, folder / "results.json")
 
 
+def _language(found: list[tuple[str, Path]]) -> str:
+    """The language of the submitted notebooks when they all share one (``submissions.language``), else
+    English: a refusal is written in it."""
+    chosen = {language(data) for data in (read(path) for _, path in found) if data is not None}
+    return chosen.pop() if len(chosen) == 1 else "en"
+
+
 def grade(root: Path) -> dict:
     """Grade ``root/submission`` with the bundle in ``root/source``; the results, never raises for a
-    learner's file."""
+    learner's file. What it says is in the submitted notebook's language."""
+    found, _ = find_submissions(root / "submission")
+    with in_language(_language(found)):
+        return _grade(root)
+
+
+def _grade(root: Path) -> dict:
     start = time.perf_counter()
     bundle = load_bundle(root / "source" / "autograder.zip")  # read whole before any learner code runs
     questions = bundle.questions
     found, skipped = find_submissions(root / "submission")
     if len(found) != 1:
-        names = ", ".join(label for label, _ in found) or "none"
-        return refusal(questions, f"submit exactly one notebook (.ipynb); found: {names}.")
+        names = ", ".join(label for label, _ in found) or tr("none")
+        return refusal(questions, say("submit exactly one notebook (.ipynb); found: {names}.", names=names))
     for private in (root / "source", root / "results"):  # the tests and the results: root's alone
         private.mkdir(exist_ok=True)
         os.chmod(private, 0o700)
@@ -174,8 +200,8 @@ def grade(root: Path) -> dict:
     except IsolationError as e:
         print(f"run_autograder: no sandbox here ({e})", file=sys.stderr)
         if os.geteuid() != 0 or os.environ.get(FALLBACK_VARIABLE) == "refuse":
-            return refusal(questions, NO_ISOLATION.format(error=plain(e)))
-        run_as, isolation = NOBODY, "unprivileged user"
+            return refusal(questions, say(NO_ISOLATION, error=plain(e)))
+        run_as, isolation = NOBODY, FALLBACK
         os.chmod(root, os.stat(root).st_mode | 0o011)  # nobody may pass through to the venv, not list it
     label, path = found[0]
     work = Path(tempfile.mkdtemp(prefix="gradescope-"))
@@ -184,7 +210,7 @@ def grade(root: Path) -> dict:
         folder.mkdir()
         data = read(path)
         if data is None:
-            return refusal(questions, "the notebook could not be read.")
+            return refusal(questions, tr("the notebook could not be read."))
         (folder / path.name).write_bytes(data)
         try:
             graded = grade_folder(
@@ -192,7 +218,7 @@ def grade(root: Path) -> dict:
             )
         except SelfCheckError as e:
             print(f"run_autograder: the self-check failed: {e}", file=sys.stderr)
-            return refusal(questions, "the autograder's self-check failed (a problem of the autograder).")
+            return refusal(questions, tr("the autograder's self-check failed (a problem of the autograder)."))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     data = results(graded[0], time.perf_counter() - start)
@@ -207,7 +233,9 @@ def main() -> int:
     except Exception as e:  # noqa: BLE001 - Gradescope must get a results.json whatever failed
         print(f"run_autograder: {type(e).__name__}: {e}", file=sys.stderr)
         questions = json.loads(zipfile.ZipFile(root / "source" / "autograder.zip").read("set.json"))
-        data = refusal(questions["questions"], f"the autograder failed ({type(e).__name__}).")
+        data = refusal(
+            questions["questions"], say("the autograder failed ({error}).", error=type(e).__name__)
+        )
     _write(root / "results", data)
     return 0
 

@@ -30,6 +30,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from attnlib.grading.messages import say, tr
 from attnlib_grader import child, switching
 
 NOBODY = 65534
@@ -330,7 +331,7 @@ class Box:
         except OSError as e:
             os.close(info_r)
             os.close(info_w)
-            raise IsolationError(f"could not start bubblewrap: {e}") from None
+            raise IsolationError(say("could not start bubblewrap: {error}", error=str(e))) from None
         os.close(info_w)
         try:
             ready, _, _ = select.select([self.process.stdout], [], [], timeout)
@@ -338,7 +339,8 @@ class Box:
             if line != b"ready\n":
                 self.kill()
                 error = self.process.stderr.read(2000).decode(errors="replace").strip()
-                raise IsolationError(f"bubblewrap did not start a sandbox: {error or 'no answer'}")
+                said = error or tr("no answer")
+                raise IsolationError(say("bubblewrap did not start a sandbox: {error}", error=said))
             info = json.loads(os.read(info_r, 65536))
             self.ns_pid = int(info["child-pid"])
         finally:
@@ -360,7 +362,7 @@ def check_bwrap() -> None:
     """Raise IsolationError unless bubblewrap can build a sandbox here."""
     if bwrap_path() is None:
         raise IsolationError(
-            "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+            tr("bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
         )
     fs = Filesystem()
     try:

@@ -77,4 +77,6 @@ class LearnerFunction:
         return self._call(args, {}, traced=True)
 
     def __repr__(self) -> str:
-        return f"<learner function {self.__name__}>"
+        from attnlib.grading.messages import say
+
+        return say("<learner function {name}>", name=self.__name__)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from attnlib.grading.messages import language, say, tr
 from attnlib_grader import child, codec, isolation, zygote
 from attnlib_grader.codec import Opaque, SandboxError  # noqa: F401 - the tests' names for them
 from attnlib_grader.isolation import Isolation
@@ -51,8 +52,9 @@ class Budget:
     take more than ``WALL_FACTOR`` times it in wall time. A machine busy with other work slows an honest
     submission down but does not make it idle."""
 
-    def __init__(self, seconds: float, meter: Meter, what: str = "the question's time limit") -> None:
-        self.seconds, self.meter, self.what = float(seconds), meter, what
+    def __init__(self, seconds: float, meter: Meter, what: str | None = None) -> None:
+        self.seconds, self.meter = float(seconds), meter
+        self.what = what or tr("the question's time limit")  # in the grading thread's language
         self.start = meter()
         self.wall_deadline = time.monotonic() + WALL_FACTOR * self.seconds
         self.idle, self._window = 0.0, (time.monotonic(), self.start)
@@ -72,7 +74,7 @@ class Budget:
         cpu = self.seconds - self.used()
         wall = min(self.seconds - self.idle, self.wall_deadline - time.monotonic())
         if cpu <= 0 or wall <= 0:
-            raise TimeoutError(f"{self.what} is used up")
+            raise TimeoutError(say("{what} is used up", what=self.what))
         return cpu, self.wall_deadline - time.monotonic()
 
     def remaining(self) -> float:
@@ -82,7 +84,7 @@ class Budget:
         """TimeoutError once ``grace`` seconds past the budget (CPU, idle or wall time)."""
         over = self.used() - self.seconds
         if over > grace or self.idle - self.seconds > grace or time.monotonic() > self.wall_deadline + grace:
-            raise TimeoutError(f"{self.what} is used up")
+            raise TimeoutError(say("{what} is used up", what=self.what))
 
 
 # What the grader's own side imports for the first hidden test it runs (the tests' otter-grader runner pulls
@@ -109,14 +111,17 @@ class Sandbox:
     """One learner's notebook code running in its own process, called through ``LearnerFunction`` proxies."""
 
     KEYS = "names switch_off operators cell_time_limit memory_limit_mb max_processes cpu_limit".split()
+    # the child's own messages (a cell that failed, a switched-off call) are in the submission's language
     _last_cpu, _read_at = 0.0, -1.0  # the running sandbox's CPU as last read, and when (start() resets them)
 
     def __init__(self, cells, config, workdir, isolation=None, budget: Budget | None = None) -> None:
         self.cells, self.workdir = cells, workdir
         self.isolation = isolation if isolation is not None else Isolation(isolated=False)
         self.config = {k: config[k] for k in self.KEYS if k in config}
-        self.config["isolated"] = self.isolation.isolated
-        self.budget = budget or Budget(float(config.get("submission_time_limit", 120)), Meter(), "the budget")
+        self.config["isolated"], self.config["language"] = self.isolation.isolated, language()
+        self.budget = budget or Budget(
+            float(config.get("submission_time_limit", 120)), Meter(), tr("the budget")
+        )
         self.meter = self.budget.meter
         self.box, self.cgroups, self.pid, self.sock = None, [], None, None
         self.names: dict[str, Any] = {}
@@ -162,8 +167,9 @@ class Sandbox:
             codec.send_frame(self.sock, codec.pack({"cells": self.cells, "config": self.config}))
         except (OSError, ValueError):
             self.kill()
-            raise SandboxError("the notebook's process stopped before it got its cells") from None
-        reply, raw = self._receive(self.budget.left()[1], "running the notebook's cells", (self.budget,))
+            raise SandboxError(tr("the notebook's process stopped before it got its cells")) from None
+        what = tr("running the notebook's cells")
+        reply, raw = self._receive(self.budget.left()[1], what, (self.budget,))
         names = reply.get("names")
         self.names = {
             str(k): v for k, v in (names.items() if isinstance(names, dict) else []) if isinstance(v, dict)
@@ -189,14 +195,20 @@ class Sandbox:
             tree, raw = codec.read_frame(self.sock, time.monotonic() + wall + 2.0, check)
             reply = codec.parse_tree(tree)
             if not isinstance(reply, dict):
-                raise SandboxError("malformed reply")
+                raise SandboxError(tr("malformed reply"))
         except TimeoutError as e:
             self.kill()
-            raise TimeoutError(str(e) or f"{what} did not finish within its time limit") from None
+            raise TimeoutError(
+                str(e) or say("{what} did not finish within its time limit", what=what)
+            ) from None
         except (SandboxError, EOFError, OSError, ValueError) as e:
             self.kill()
             raise SandboxError(
-                f"the notebook's process stopped or sent a malformed reply while {what} ({type(e).__name__})"
+                say(
+                    "the notebook's process stopped or sent a malformed reply while {what} ({error})",
+                    what=what,
+                    error=type(e).__name__,
+                )
             ) from None
         reached = reply.get("reached")
         if isinstance(reached, list):
@@ -212,7 +224,7 @@ class Sandbox:
         later calls); with ``repeat``, made twice (on fresh copies of the inputs) and ``last_repeatable`` says
         whether the results were the same. ``last_mutated`` lists the arguments the call changed in place."""
         if not self.alive:
-            raise SandboxError("the notebook's process was stopped after an earlier failure")
+            raise SandboxError(tr("the notebook's process was stopped after an earlier failure"))
         budget = budget if isinstance(budget, Budget) else Budget(budget, self.meter)
         (cpu, wall), (cpu_all, wall_all) = budget.left(), self.budget.left()
         request = {"name": name, "cpu": min(cpu, cpu_all), "wall": min(wall, wall_all)}
@@ -221,17 +233,18 @@ class Sandbox:
             codec.send_frame(self.sock, codec.pack(request, {"args": list(args), "kwargs": dict(kwargs)}))
         except (OSError, ValueError):
             self.kill()
-            raise SandboxError("the notebook's process has stopped") from None
-        reply, raw = self._receive(request["wall"], f"calling {name}", (budget, self.budget))
+            raise SandboxError(tr("the notebook's process has stopped")) from None
+        what = say("calling {name}", name=name)
+        reply, raw = self._receive(request["wall"], what, (budget, self.budget))
         if reply.get("timeout") or reply.get("lost"):
             self.kill()  # its state may be broken; the next question starts a fresh process
             if reply.get("lost"):
-                raise SandboxError(f"{name} stopped the notebook's process")
-            raise TimeoutError(f"{name} did not return within the question's time limit")
+                raise SandboxError(say("{name} stopped the notebook's process", name=name))
+            raise TimeoutError(say("{name} did not return within the question's time limit", name=name))
         if reply.get("ok") is not True:
-            raise SandboxError(f"{name} raised {str(reply.get('error'))[:500]}")
+            raise SandboxError(say("{name} raised {error}", name=name, error=str(reply.get("error"))[:500]))
         if reply.get("too_large"):
-            raise SandboxError(f"{name} returned a value larger than the grader accepts")
+            raise SandboxError(say("{name} returned a value larger than the grader accepts", name=name))
         value = codec.decode(reply.get("value"), raw)
         mutated = reply.get("mutated")
         self.last_mutated = [i for i in mutated if type(i) is int][:50] if isinstance(mutated, list) else []
@@ -253,16 +266,17 @@ class Sandbox:
 
     def _control(self, request: dict[str, Any], budget: Budget) -> None:
         if not self.alive:
-            raise SandboxError("the notebook's process was stopped after an earlier failure")
+            raise SandboxError(tr("the notebook's process was stopped after an earlier failure"))
         try:
             codec.send_frame(self.sock, codec.pack(request))
         except (OSError, ValueError):
             self.kill()
-            raise SandboxError("the notebook's process has stopped") from None
-        reply, _ = self._receive(budget.left()[1], "starting or ending a session", (budget, self.budget))
+            raise SandboxError(tr("the notebook's process has stopped")) from None
+        what = tr("starting or ending a session")
+        reply, _ = self._receive(budget.left()[1], what, (budget, self.budget))
         if reply.get("ok") is not True:
             self.kill()  # the grader's sessions nest: a refused one leaves the process in an unknown state
-            raise SandboxError(f"the notebook's process {str(reply.get('error'))[:200]}")
+            raise SandboxError(say("the notebook's process {error}", error=str(reply.get("error"))[:200]))
 
     def kill(self) -> None:
         if self.sock is not None:

@@ -31,7 +31,10 @@ def code_cells(notebook_bytes: bytes) -> list[str]:
         nb = nbformat.reads(notebook_bytes.decode("utf-8"), as_version=4)
         return [c.source for c in nb.cells if c.cell_type == "code"]
     except Exception as e:  # nbformat and json raise many kinds for broken files
-        raise ValueError(f"not a readable notebook ({type(e).__name__}: {str(e)[:200]})") from None
+        from attnlib.grading.messages import say
+
+        error = f"{type(e).__name__}: {str(e)[:200]}"
+        raise ValueError(say("not a readable notebook ({error})", error=error)) from None
 
 
 def language(notebook_bytes: bytes) -> str:

@@ -31,7 +31,12 @@ def _reached(dotted: str) -> None:
 
 
 def switched_off_message(dotted: str) -> str:
-    return f"{dotted} is switched off while grading: this exercise asks you to write it yourself"
+    """What a switched-off call raises, in the language of the messages made now (the submission's)."""
+    from attnlib.grading.messages import say
+
+    return say(
+        "{dotted} is switched off while grading: this exercise asks you to write it yourself", dotted=dotted
+    )
 
 
 def resolve(dotted: str) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from attnlib.grading.messages import say, tr
 from attnlib_grader import codec
 from attnlib_grader.codec import SandboxError
 
@@ -25,25 +26,34 @@ def run(sandbox: Any, name: str, implementation: Callable[..., Any], budget: Any
     from attnlib.grading.learner_tests import TestRun
 
     if not sandbox.alive:
-        raise SandboxError("the notebook's process was stopped after an earlier failure")
+        raise SandboxError(tr("the notebook's process was stopped after an earlier failure"))
     (cpu, wall), (cpu_all, wall_all) = budget.left(), sandbox.budget.left()
     request = {"name": name, "cpu": min(cpu, cpu_all), "wall": min(wall, wall_all), "under_test": True}
     request["fresh"] = True  # no state carries from one run to the next (a test cannot count its runs)
     _send(sandbox, codec.pack(request, {}))
     for _ in range(MAX_CALLBACKS + 1):
-        reply, raw = sandbox._receive(request["wall"], f"running {name}", (budget, sandbox.budget))
+        what = say("running {name}", name=name)
+        reply, raw = sandbox._receive(request["wall"], what, (budget, sandbox.budget))
         if reply.get("callback") is not True:
             break
         _send(sandbox, _answer(sandbox, implementation, reply, raw))
     else:
         sandbox.kill()
-        raise SandboxError(f"{name} called the implementation under test more than {MAX_CALLBACKS} times")
+        raise SandboxError(
+            say(
+                "{name} called the implementation under test more than {most} times",
+                name=name,
+                most=MAX_CALLBACKS,
+            )
+        )
     if reply.get("timeout"):
         sandbox.kill()
-        raise TimeoutError(f"{name} did not return within the question's time limit")
+        raise TimeoutError(say("{name} did not return within the question's time limit", name=name))
     found = reply.get("run")
     if reply.get("ok") is not True or not isinstance(found, dict):
-        raise SandboxError(f"{name} could not be run: {str(reply.get('error'))[:500]}")
+        raise SandboxError(
+            say("{name} could not be run: {error}", name=name, error=str(reply.get("error"))[:500])
+        )
     lists = [found.get(k) if isinstance(found.get(k), list) else [] for k in ("test_reached", "read")]
     reached, read = ([str(v)[:100] for v in items[:20]] for items in lists)
     passed, calls = found.get("passed") is True, found.get("calls")
@@ -63,10 +73,14 @@ def _answer(sandbox: Any, implementation: Callable[..., Any], request: dict[str,
     args, kwargs = list(found["args"]), found["kwargs"]
     try:
         if not isinstance(kwargs, dict):
-            raise TypeError("malformed keyword arguments")
+            raise TypeError(tr("malformed keyword arguments"))
         numbers = sum(x.numel() for x in [*args, *kwargs.values()] if isinstance(x, torch.Tensor))
         if numbers > CALLBACK_NUMBERS:
-            raise ValueError(f"the implementation under test takes at most {CALLBACK_NUMBERS} numbers a call")
+            raise ValueError(
+                say(
+                    "the implementation under test takes at most {most} numbers a call", most=CALLBACK_NUMBERS
+                )
+            )
         return codec.pack({"ok": True}, {"value": implementation(*args, **kwargs)})
     except Exception as e:  # noqa: BLE001 - wrong arguments: the learner's test gets the error
         return codec.pack({"ok": False, "error": f"{type(e).__name__}: {str(e)[:300]}"})
@@ -77,4 +91,4 @@ def _send(sandbox: Any, frame: bytes) -> None:
         codec.send_frame(sandbox.sock, frame)
     except (OSError, ValueError):
         sandbox.kill()
-        raise SandboxError("the notebook's process has stopped") from None
+        raise SandboxError(tr("the notebook's process has stopped")) from None

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from attnlib.grading.messages import say, tr
 from attnlib_grader import child  # noqa: F401 - run in the zygote's children (child.serve)
 from attnlib_grader.isolation import IsolationError, clean_env
 
@@ -183,6 +184,11 @@ def _zygote_main(fd: int) -> None:
 
         for dotted in switching.resolve_equations(list(EQUATIONS))[0]:
             switching.resolve(dotted)
+    with contextlib.suppress(Exception):  # the catalogues, read here: a sandbox may not see their files
+        from attnlib.grading import messages
+
+        for language in messages.LANGUAGES:
+            messages.catalogue(language)
     import torch
 
     torch.set_num_threads(1)
@@ -291,7 +297,7 @@ class Zygote:
             ready = b""
         if ready != b"ready\n":
             self._kill()
-            raise IsolationError("the zygote process did not start (could it import torch and attnlib?)")
+            raise IsolationError(tr("the zygote process did not start (could it import torch and attnlib?)"))
         ours.settimeout(30)
         self.control = ours
         if self.process is not None:
@@ -317,16 +323,17 @@ class Zygote:
                     while not reply.endswith(b"\n"):
                         chunk = self.control.recv(256)
                         if not chunk:
-                            raise OSError("the zygote hung up")
+                            raise OSError(tr("the zygote hung up"))
                         reply += chunk
                     pid = int(json.loads(reply)["pid"])
                     if pid > 0:
                         return pid
-                    raise OSError("the zygote could not fork")
+                    raise OSError(tr("the zygote could not fork"))
                 except (OSError, ValueError, KeyError) as e:
                     self._kill()
                     if attempt == 2:
-                        raise IsolationError(f"could not start the notebook's process ({e})") from None
+                        said = say("could not start the notebook's process ({error})", error=str(e))
+                        raise IsolationError(said) from None
         raise AssertionError("unreachable")
 
     def fork(

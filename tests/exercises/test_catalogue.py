@@ -150,6 +150,38 @@ def test_the_override_names_a_bad_language():
         pass
 
 
+def test_a_thread_setting_holds_inside_its_block_and_in_its_thread_only():
+    """The one pattern behind in_language and checks.hidden_case: no other grading thread sees it."""
+    import threading
+
+    local, seen = threading.local(), []
+    with messages.thread_setting(local, "hidden", True):
+        other = threading.Thread(target=lambda: seen.append(getattr(local, "hidden", None)))
+        other.start()
+        other.join()
+        assert local.hidden is True
+    assert local.hidden is None and seen == [None]
+
+
+def test_a_thread_setting_gives_back_the_value_before_it_when_the_block_raises():
+    import threading
+
+    local = threading.local()
+    with messages.thread_setting(local, "language", "en"):
+        with pytest.raises(KeyError), messages.thread_setting(local, "language", "ko"):
+            raise KeyError("inside")
+        assert local.language == "en"
+
+
+def test_a_hidden_case_is_marked_in_its_block_only():
+    with checks.hidden_case():
+        assert checks.in_hidden_case()
+        with checks.hidden_case(False):
+            assert not checks.in_hidden_case()
+        assert checks.in_hidden_case()
+    assert not checks.in_hidden_case()
+
+
 def test_the_notebooks_metadata_found_through_jpy_session_name(clean, tmp_path):
     clean.setenv("JPY_SESSION_NAME", str(_notebook(tmp_path / "ex.ipynb", "ko")))
     assert messages.remember() == "ko" and messages.language() == "ko"

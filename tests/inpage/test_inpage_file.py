@@ -7,7 +7,9 @@ The reader runs here in node, as the page runs it; tests/site loads an exported 
 import base64
 import json
 import math
+import re
 import struct
+from pathlib import Path
 
 import pytest
 import torch
@@ -203,3 +205,38 @@ def test_the_page_refuses_every_file_that_is_not_a_model_for_it_and_says_why(tmp
     for (how, message), result in zip(REFUSALS.items(), refused, strict=True):
         assert "error" in result, how
         assert result["error"].startswith(message), (how, result["error"])
+
+
+# The page's language, as the Korean site sets it (<html lang="ko">), for the reader in node.
+ON_A_KOREAN_PAGE = "globalThis.document = {documentElement: {lang: 'ko'}};"
+# three English words in a row: a reason the Korean page did not translate
+ENGLISH_SENTENCE = re.compile(r"\b[a-z]{2,}(?: [a-z]{2,}){2,}\b")
+
+
+def test_on_a_korean_page_every_refusal_gives_its_reason_in_korean(tmp_path):
+    """The same files are refused on a Korean page (issues 28, 30), each with a reason that holds no English
+    sentence and names the same thing (the parameter, the number) as the English one."""
+    data = _file(tmp_path)
+    texts = [_broken(data, how) for how in REFUSALS]
+    english = _parse(tmp_path, _page_spec(), texts)
+    korean = _in_node(tmp_path, _page_spec(), texts, PARSE.replace("try {", ON_A_KOREAN_PAGE + " try {", 1))
+    for how, en, ko in zip(REFUSALS, english, korean, strict=True):
+        assert "error" in ko and ko["error"] != en["error"], how
+        assert not ENGLISH_SENTENCE.search(ko["error"]), (how, ko["error"])
+        assert _named(en["error"]) <= _named(ko["error"]), (how, en["error"], ko["error"])
+    # the control: the English reasons are sentences ("its version 2 is not 1" has no three words in a row)
+    plain = [e["error"] for e in english if not ENGLISH_SENTENCE.search(e["error"])]
+    assert plain == ["its version 2 is not 1"]
+
+
+def _named(reason: str) -> set[str]:
+    """The numbers and dotted names a reason gives (a parameter, a count, an index)."""
+    return set(re.findall(r"\[[\d,]*\]|[\w.]*\d[\w.]*|\w+(?:\.\w+)+", reason, re.ASCII))
+
+
+def test_both_languages_give_every_reason_the_reader_can_refuse_for(tmp_path):
+    keys = "[Object.keys(a.SAID.en.why).sort(), Object.keys(a.SAID.ko.why).sort()]"
+    [(en, ko)] = _in_node(tmp_path, _page_spec(), ["x"], keys)
+    reader = (Path(inpage.__file__).parent / "inpage_load.js").read_text()
+    used = set(re.findall(r'\b(?:fail|said)\("(\w+)"', reader))
+    assert en == ko and used == set(en), (en, ko, used)

@@ -148,19 +148,37 @@ def _b64(values: torch.Tensor) -> str:
     return base64.b64encode(values.numpy().tobytes()).decode()
 
 
-def _bad_files(good: str) -> dict[str, tuple[str, str]]:
-    """name: (file text, what the page must say is wrong)."""
+# what the page says is wrong with each bad file, in the site's language (issues 28, 30), and with a file too
+# large (its size limit in MB)
+WHY = {
+    "en": (
+        "it is not JSON",
+        "encoder.embed.weight holds a value that is not a finite number (at index 0)",
+        'it is a model for the task "toy-translation"',
+        "more than the {} MB",
+    ),
+    "ko": (
+        "JSON이 아니다",
+        "encoder.embed.weight에 유한한 수가 아닌 값이 있다 (인덱스 0)",
+        '과제 "toy-translation"의 모델인데',
+        "{} MB보다 크다",
+    ),
+}
+# three English words in a row: a reason a Korean page did not translate
+ENGLISH_SENTENCE = re.compile(r"\b[a-z]{2,}(?: [a-z]{2,}){2,}\b")
+
+
+def _bad_files(good: str, language: str) -> dict[str, tuple[str, str]]:
+    """name: (file text, what the page must say is wrong, in ``language``)."""
     data = json.loads(good)
     first = "encoder.embed.weight"
     values = torch.frombuffer(bytearray(base64.b64decode(data["params"][first]["data"])), dtype=torch.float32)
     values[0] = float("nan")
     nan = dict(data, params={**data["params"], first: {**data["params"][first], "data": _b64(values)}})
     other = dict(data, task="toy-translation")
-    return {
-        "notes.txt": ("a note, not JSON", "it is not JSON"),
-        "nan.json": (json.dumps(nan), f"{first} holds a value that is not a finite number (at index 0)"),
-        "other-task.json": (json.dumps(other), 'it is a model for the task "toy-translation"'),
-    }
+    texts = ["a note, not JSON", json.dumps(nan), json.dumps(other)]
+    names = ["notes.txt", "nan.json", "other-task.json"]
+    return {name: (text, why) for name, text, why in zip(names, texts, WHY[language][:3], strict=True)}
 
 
 @pytest.mark.parametrize("page", [p for task, p in PAGES if task == "dates"])
@@ -171,18 +189,21 @@ def test_a_file_that_is_not_a_model_for_the_page_is_refused_and_the_course_model
     _, src_vocab, tgt_vocab = inpage.model_from_spec(page_spec)
     model = build_model("bahdanau", src_vocab, tgt_vocab, emb=8, hidden=8, attn=8)
     good = inpage_file.export(model, src_vocab, tgt_vocab, tmp_path / "m.json", "dates").read_text()
-    bad = _bad_files(good)
+    language = _language(page)
+    bad = _bad_files(good, language)
     texts = ["3 mar 19", "the 3rd of march 2019"]
     files = [(name, text) for name, (text, _) in bad.items()]
     out = run_in_page(
         site / f"{page}_refusal_test.html", html, _script(box, files, texts, big=True), "own-model-results"
     )
-    expected = [why for _, why in bad.values()] + [f"more than the {inpage_file.MAX_BYTES // 2**20} MB"]
+    expected = [why for _, why in bad.values()] + [WHY[language][3].format(inpage_file.MAX_BYTES // 2**20)]
     assert len(out["loads"]) == len(expected)
     for load, why in zip(out["loads"], expected, strict=True):
-        start, end = REFUSED[_language(page)]
-        assert load["model"] == "course" and load["which"] == SHOWN[_language(page)][1], load
+        start, end = REFUSED[language]
+        assert load["model"] == "course" and load["which"] == SHOWN[language][1], load
         assert load["refused"].startswith(start.format(load["name"])), load
         assert why in load["refused"] and load["refused"].endswith(end), load
+        # a Korean page gives the whole reason in Korean; the English page's are sentences (the control)
+        assert bool(ENGLISH_SENTENCE.search(load["refused"])) == (language == "en"), load
         assert [r["result"] for r in load["typed"]] == [r["result"] for r in out["course"]]
     assert re.search(r"\d", out["course"][0]["shown"])  # the control: the course's model answered
