@@ -78,13 +78,15 @@ def resolve_equations(equations: list[str]) -> tuple[list[str], list[str]]:
 
 def _off_function(dotted: str) -> types.FunctionType:
     """A function that records the call and fails; its code has no free variable and reaches this module
-    through ``sys.modules``, so it can also replace the code of the original function object."""
+    through ``sys.modules``, so it can also replace the code of the original function object. Its message is
+    made when it is called, in the submission's language (the set's zygote switched it off for every
+    submission)."""
     namespace: dict[str, Any] = {}
     exec(
         "def off(*args, **kwargs):\n"
         "    import sys\n"
         f"    sys.modules['attnlib_grader.switching']._reached({dotted!r})\n"
-        f"    raise RuntimeError({switched_off_message(dotted)!r})\n",
+        f"    raise RuntimeError(sys.modules['attnlib_grader.switching'].switched_off_message({dotted!r}))\n",
         namespace,
     )
     return namespace["off"]
