@@ -30,6 +30,21 @@ notebooks without comparing their outputs. The caps are not enough everywhere: o
 (2026-11-28) MKL multiplied even 3x3 float32 matrices in another order than on the EPYC (the last bit of a
 norm differed, and chapter 1's stored outputs with it). So ``check`` also recomputes a few numbers the
 reference machine computed (``numeric_fingerprint.json``) and asks for them bit for bit.
+
+No setting makes that Xeon reproduce chapter 1 (measured 2026-11-28, torch 2.13.0 with MKL 2024.2 linked in).
+The first op that differs is MKL's ``sgemm``, the only MKL call in chapter 1's training (``MKL_VERBOSE=1``).
+The smallest recorded case is exercise set 5 q3's ``step_reference``: one step of a GRU (``nn.GRU``, inputs of
+size 7, hidden size 4). Under the pin, ``s_t[1, 0]`` comes out -0.17471563816070557 against the recorded
+-0.17471551895141602 (8 ulps), and ``s_t[1, 2]`` 0.8044759631156921 against 0.8044760227203369. Settings added
+to the pin: ``MKL_CBWR`` = COMPATIBLE, SSE2, SSSE3, SSE4_1, SSE4_2, AVX, with or without STRICT (each matches
+the fingerprint, not this step), ``MKL_ENABLE_INSTRUCTIONS=SSE4_2`` (the same), ``MKL_CBWR=AVX2`` or
+``AVX512``, ``ATEN_CPU_CAPABILITY=default``: none gives the recorded step. Only MKL's own non-Intel dispatch
+does. MKL chooses its code path from the CPU vendor (``mkl_serv_intel_cpu_true``), and an LD_PRELOAD library
+that makes that function (and ``mkl_serv_intel_cpu``) return 0 gives every committed reference table of sets
+1-9 and the fingerprint bit for bit. Even so, chapter 1's training still differs (5 cells, 7 without the
+library): 200 Adam steps of a 32-unit RNN end at another accuracy (seed 0, k = 10: 0.294 or 0.300 against the
+stored 0.258). Replacing every ``sgemm`` by a plain in-order float32 sum, fused or not, does not give the
+stored accuracies either. So the EPYC's kernels are not known exactly enough to be copied here.
 """
 
 from __future__ import annotations
