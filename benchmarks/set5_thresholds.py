@@ -3,7 +3,7 @@ and the same decoder built on typical wrong steps, on the grading seed and over 
 
     .venv/bin/python benchmarks/set5_thresholds.py            # about 35 s on one core
 
-Question 4 trains ``attnlib.seq2seq.stepwise``'s decoder around the learner's ``input_feeding_step``
+Question 4 trains ``attnlib.grading.stepwise``'s decoder around the learner's ``input_feeding_step``
 and checks three numbers on the held-out sequences: exact match (at least), AER of the argmax of the
 teacher-forced weights (at most) and the token accuracy lost when alpha_t is made uniform (at least). The
 thresholds must sit far from the worst seed of the solution (another correct implementation rounds
@@ -32,8 +32,8 @@ import torch
 
 import attnlib
 from attnlib import masked_softmax
-from attnlib.seq2seq import stepwise
-from attnlib.seq2seq.stepwise import gru_cell
+from attnlib.grading import stepwise
+from attnlib.grading.stepwise import gru_cell
 
 THRESHOLDS = stepwise.THRESHOLDS  # what the master's q4 tests ask
 POINTS = {"exact_match": 0.5, "aer": 0.75, "lost_uniform": 0.75}

@@ -398,8 +398,8 @@ NOT_IMPLEMENTATIONS: dict[str, str] = {
     "attnlib.masking.weighted_sum": "Σ_s α_s v_s for given weights: a matrix product, no softmax",
     "attnlib.probe.source_gradient_norms": "gradient norms of a trained model (a figure of chapter 2)",
     "attnlib.seq2seq.decoding.greedy": "decodes with a whole model",
-    "attnlib.seq2seq.stepwise.StepDecoder.step": "calls the step it is given (the learner's)",
-    "attnlib.seq2seq.stepwise.attention_map": "runs a whole model and returns its weights",
+    "attnlib.grading.stepwise.StepDecoder.step": "calls the step it is given (the learner's)",
+    "attnlib.grading.stepwise.attention_map": "runs a whole model and returns its weights",
     "attnlib.transformer.model.Seq2SeqTransformer.attention_maps": "runs a whole model and returns its maps",
     "attnlib.widgets.query_figure": "draws a figure",
 }

@@ -94,6 +94,7 @@ def test_the_learner_package_holds_no_grader():
         "messages.py",  # the messages in the learner's language (catalogue messages_ko.json)
         "recorded.py",
         "results.py",  # otter's lines around the messages, in the learner's language
+        "stepwise.py",  # set 5 q4: the decoder around the learner's step, its task, budget and thresholds
         "tracing.py",
         "training_loop.py",  # set 5 q6: the model, data and record that the learner's train_loop runs on
     ]
