@@ -24,6 +24,7 @@ Gradescope"). ``extra_data.isolation`` says which ran.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -33,6 +34,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from attnlib_grader import switching
 from attnlib_grader.grade import SelfCheckError, grade_folder, load_bundle
 from attnlib_grader.isolation import IsolationError, check_bwrap
 from attnlib_grader.report import plain
@@ -155,6 +157,22 @@ def _write(folder: Path, data: dict) -> None:
     os.replace(partial, folder / "results.json")
 
 
+@contextlib.contextmanager
+def _unreadable_by_others(files: list[Path]):
+    """``files`` readable by their owner alone while the block runs (the fallback's learner cannot execute a
+    fresh copy of a module whose implementations the set switches off: the sandbox shows a blanked one)."""
+    modes = {}
+    try:
+        for path in files:
+            modes[path] = os.stat(path).st_mode & 0o7777
+            os.chmod(path, modes[path] & ~0o077)
+        yield
+    finally:
+        for path, mode in modes.items():
+            with contextlib.suppress(OSError):
+                os.chmod(path, mode)
+
+
 def grade(root: Path) -> dict:
     """Grade ``root/submission`` with the bundle in ``root/source``; the results, never raises for a
     learner's file."""
@@ -177,6 +195,8 @@ def grade(root: Path) -> dict:
             return refusal(questions, NO_ISOLATION.format(error=plain(e)))
         run_as, isolation = NOBODY, "unprivileged user"
         os.chmod(root, os.stat(root).st_mode | 0o011)  # nobody may pass through to the venv, not list it
+    dotted, _ = switching.resolve_equations(bundle.config.get("switch_off", []))
+    hidden = switching.switched_off_files(dotted) if run_as is not None else []
     label, path = found[0]
     work = Path(tempfile.mkdtemp(prefix="gradescope-"))
     try:
@@ -187,9 +207,10 @@ def grade(root: Path) -> dict:
             return refusal(questions, "the notebook could not be read.")
         (folder / path.name).write_bytes(data)
         try:
-            graded = grade_folder(
-                bundle, folder, work / "out", jobs=1, isolated=run_as is None, run_as=run_as
-            )
+            with _unreadable_by_others(hidden):
+                graded = grade_folder(
+                    bundle, folder, work / "out", jobs=1, isolated=run_as is None, run_as=run_as
+                )
         except SelfCheckError as e:
             print(f"run_autograder: the self-check failed: {e}", file=sys.stderr)
             return refusal(questions, "the autograder's self-check failed (a problem of the autograder).")
