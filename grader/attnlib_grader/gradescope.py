@@ -24,6 +24,7 @@ Gradescope"). ``extra_data.isolation`` says which ran.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -34,6 +35,7 @@ import zipfile
 from pathlib import Path
 
 from attnlib.grading.messages import in_language, say, tr
+from attnlib_grader import switching
 from attnlib_grader.grade import SelfCheckError, grade_folder, load_bundle
 from attnlib_grader.isolation import IsolationError, check_bwrap
 from attnlib_grader.report import plain
@@ -175,6 +177,22 @@ def _language(found: list[tuple[str, Path]]) -> str:
     return chosen.pop() if len(chosen) == 1 else "en"
 
 
+@contextlib.contextmanager
+def _unreadable_by_others(files: list[Path]):
+    """``files`` readable by their owner alone while the block runs (the fallback's learner cannot execute a
+    fresh copy of a module whose implementations the set switches off: the sandbox shows a blanked one)."""
+    modes = {}
+    try:
+        for path in files:
+            modes[path] = os.stat(path).st_mode & 0o7777
+            os.chmod(path, modes[path] & ~0o077)
+        yield
+    finally:
+        for path, mode in modes.items():
+            with contextlib.suppress(OSError):
+                os.chmod(path, mode)
+
+
 def grade(root: Path) -> dict:
     """Grade ``root/submission`` with the bundle in ``root/source``; the results, never raises for a
     learner's file. What it says is in the submitted notebook's language."""
@@ -203,6 +221,8 @@ def _grade(root: Path) -> dict:
             return refusal(questions, say(NO_ISOLATION, error=plain(e)))
         run_as, isolation = NOBODY, FALLBACK
         os.chmod(root, os.stat(root).st_mode | 0o011)  # nobody may pass through to the venv, not list it
+    dotted, _ = switching.resolve_equations(bundle.config.get("switch_off", []))
+    hidden = switching.switched_off_files(dotted) if run_as is not None else []
     label, path = found[0]
     work = Path(tempfile.mkdtemp(prefix="gradescope-"))
     try:
@@ -213,9 +233,10 @@ def _grade(root: Path) -> dict:
             return refusal(questions, tr("the notebook could not be read."))
         (folder / path.name).write_bytes(data)
         try:
-            graded = grade_folder(
-                bundle, folder, work / "out", jobs=1, isolated=run_as is None, run_as=run_as
-            )
+            with _unreadable_by_others(hidden):
+                graded = grade_folder(
+                    bundle, folder, work / "out", jobs=1, isolated=run_as is None, run_as=run_as
+                )
         except SelfCheckError as e:
             print(f"run_autograder: the self-check failed: {e}", file=sys.stderr)
             return refusal(questions, tr("the autograder's self-check failed (a problem of the autograder)."))

@@ -119,6 +119,7 @@ class Sandbox:
         self.isolation = isolation if isolation is not None else Isolation(isolated=False)
         self.config = {k: config[k] for k in self.KEYS if k in config}
         self.config["isolated"], self.config["language"] = self.isolation.isolated, language()
+        self.config["own_user"] = self.isolation.run_as is not None  # child._end_users_strays
         self.budget = budget or Budget(
             float(config.get("submission_time_limit", 120)), Meter(), tr("the budget")
         )
@@ -287,6 +288,8 @@ class Sandbox:
         elif self.pid is not None:
             with contextlib.suppress(OSError):
                 os.killpg(self.pid, signal.SIGKILL)
+            if self.isolation.run_as is not None:  # and what left the session (no PID namespace here)
+                zygote.end_user(self.isolation.run_as)
         if self.pid is not None:
             with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGKILL)

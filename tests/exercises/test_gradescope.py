@@ -36,6 +36,9 @@ from exercise_helpers import ROOT, SETS, _load_tool, exercises, fixture_files, f
 
 tool = _load_tool("gradescope")
 
+# The fallback's user in the tests: no account and no process on the machine (the fallback ends every process
+# of its user, and nobody's, 65534, might be another program's here)
+TEST_UID = 64999
 VISIBILITIES = {"visible", "after_due_date", "after_published", "hidden"}
 TOP_KEYS = {"score", "execution_time", "output", "visibility", "stdout_visibility", "extra_data", "tests"}
 TEST_KEYS = {"score", "max_score", "name", "number", "output", "tags", "visibility", "extra_data"}
@@ -253,7 +256,8 @@ def test_without_the_sandbox_or_the_fallback_it_refuses_and_runs_no_learner_code
 def test_without_the_sandbox_it_grades_as_nobody_who_reads_neither_the_tests_nor_the_results(monkeypatch):
     """Gradescope's fallback, as root where bubblewrap cannot build a sandbox: full marks for the solutions,
     and the attacking cell fails on the tests and the results while the same cell, aimed at a copy of the
-    bundle anyone may read, succeeds (so it ran, as uid 65534); a fork loop starts at most MAX_PROCESSES."""
+    bundle anyone may read, succeeds (so it ran, as the fallback's user); a fork loop starts at most
+    MAX_PROCESSES."""
     name = "03_dot_product_attention" if "03_dot_product_attention" in SETS else SETS[0]
     root = _root(Path(tempfile.mkdtemp(prefix="gradescope-fallback-")), name)  # /tmp: anyone may enter it
     os.chmod(root, 0o755)
@@ -262,6 +266,7 @@ def test_without_the_sandbox_it_grades_as_nobody_who_reads_neither_the_tests_nor
     (root / "drop").mkdir()
     os.chmod(root / "drop", 0o777)
     monkeypatch.setattr(runner, "check_bwrap", _no_namespaces)
+    monkeypatch.setattr(runner, "NOBODY", TEST_UID)
     monkeypatch.setenv(runner.ROOT_VARIABLE, str(root))
     control = _attack(root).replace("'source'", "'copy'").replace("'results'", "'drop'")
     forks = (  # how many processes that wait it can start, as uid 65534 (RLIMIT_NPROC)
