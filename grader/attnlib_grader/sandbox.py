@@ -101,9 +101,8 @@ def _import_grader_side() -> None:
 
 
 def warm_up(timeout: float = 600.0, switch_off: list[str] = (), operators: list[str] = ()) -> None:
-    """Start the zygote of a set's switch-off (it imports torch once, seconds on a busy machine) before any
-    budget runs; meanwhile import what this side needs, so that no budget (the self-check's, the first
-    learner's) pays for it."""
+    """Start the zygote of a set's switch-off before any budget runs (torch's import: seconds on a busy
+    machine); meanwhile import what this side needs, which no budget then pays for."""
     zygote.zygote(switch_off, operators).start(timeout, meanwhile=_import_grader_side)
 
 
@@ -120,9 +119,8 @@ class Sandbox:
         self.config = {k: config[k] for k in self.KEYS if k in config}
         self.config["isolated"], self.config["language"] = self.isolation.isolated, language()
         self.config["own_user"] = self.isolation.run_as is not None  # child._end_users_strays
-        self.budget = budget or Budget(
-            float(config.get("submission_time_limit", 120)), Meter(), tr("the budget")
-        )
+        limit = float(config.get("submission_time_limit", 120))
+        self.budget = budget or Budget(limit, Meter(), tr("the budget"))
         self.meter = self.budget.meter
         self.box, self.cgroups, self.pid, self.sock = None, [], None, None
         self.names: dict[str, Any] = {}
