@@ -174,7 +174,14 @@ def test_every_class_of_issue_26_is_swept_with_a_fixture_in_every_set_it_applies
         assert wanted <= set(representatives(name)), (name, sorted(wanted - set(representatives(name))))
 
 
-@pytest.mark.parametrize("name", SWEPT)
+# The sandbox mode grades with grade.py's own run (grade_folder, bubblewrap), where test_hostile26.py grades
+# every hostile fixture of every set; what this adds is Gradescope's scripts around it (setup.sh, a fresh
+# run_autograder per submission, results.json: 15-25 s per fixture). So it runs on the set with the most
+# fixture classes; the fallback, a mode of its own, is swept over every set below.
+SANDBOX_SWEPT = [pytest.param(n, marks=pytest.mark.slow) for n in SETS if n == "03_dot_product_attention"]
+
+
+@pytest.mark.parametrize("name", SANDBOX_SWEPT)
 def test_hostile_fixtures_keep_their_stated_scores_in_the_sandbox_mode(tmp_path, name):
     root = _root(tmp_path, name)
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), tool.SKIP_INSTALL: sys.executable}
