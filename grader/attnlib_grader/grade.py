@@ -301,7 +301,8 @@ def grade_folder(
             results.add(result)
             return result
 
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        # as one user (run_as), one at a time: ending that user's processes after a learner ends all of them
+        with ThreadPoolExecutor(max_workers=1 if run_as is not None else max(1, jobs)) as pool:
             graded = list(pool.map(grade, submissions))
     finally:
         isolation.close()

@@ -281,3 +281,28 @@ def test_grading_says_when_it_cannot_cap_all_processes_together(tmp_path, monkey
     monkeypatch.setattr(isolation.Cgroups, "available", property(lambda self: False))
     assert main([str(bundle), str(tmp_path / "submissions"), "--out", str(tmp_path / "results")]) == 0
     assert "not the\nnumber of processes" in capsys.readouterr().err
+
+
+def test_grading_as_one_user_takes_one_submission_at_a_time(tmp_path, monkeypatch):
+    """Outside a sandbox, as the user ``run_as`` (Gradescope's fallback), ending a learner's processes ends
+    every process of that user: two learners graded at once would end each other's. So one at a time there."""
+    from attnlib_grader import grade
+
+    workers, pool = [], grade.ThreadPoolExecutor
+    monkeypatch.setattr(
+        grade, "ThreadPoolExecutor", lambda max_workers: workers.append(max_workers) or pool(1)
+    )
+    monkeypatch.setattr(grade, "warm_up", lambda **switch: None)
+    monkeypatch.setattr(grade, "self_check", lambda bundle, isolation: None)
+    monkeypatch.setattr(
+        grade, "grade_submission", lambda b, name, data, isolation: grade.SubmissionResult(name, [])
+    )
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    for name in ("a", "b"):
+        (folder / f"{name}.ipynb").write_text(nbformat.writes(exercises.submission(SET, untouched=True)))
+    bundle = tmp_path / "autograder.zip"
+    bundle.write_bytes(exercises.autograder_zip(exercises.parse(exercises.SOURCE_DIR / f"{SET}.ipynb")))
+    grade_folder(bundle, folder, tmp_path / "sandboxed", jobs=2)
+    grade_folder(bundle, folder, tmp_path / "as_one_user", jobs=2, isolated=False, run_as=64999, warn=print)
+    assert workers == [2, 1]
