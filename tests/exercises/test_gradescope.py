@@ -37,8 +37,9 @@ from exercise_helpers import ROOT, SETS, _load_tool, exercises, fixture_files, f
 tool = _load_tool("gradescope")
 
 # The fallback's user in the tests: no account and no process on the machine (the fallback ends every process
-# of its user, and nobody's, 65534, might be another program's here)
-TEST_UID = 64999
+# of its user, and nobody's, 65534, might be another program's here), one per pytest-xdist worker: two workers
+# grading in the fallback at once would otherwise end each other's learners (gw0: 64999, gw1: 64998, ...)
+TEST_UID = 64999 - int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 VISIBILITIES = {"visible", "after_due_date", "after_published", "hidden"}
 TOP_KEYS = {"score", "execution_time", "output", "visibility", "stdout_visibility", "extra_data", "tests"}
 TEST_KEYS = {"score", "max_score", "name", "number", "output", "tags", "visibility", "extra_data"}
