@@ -144,38 +144,30 @@ def _run_cells(cells: list[str], config: dict[str, Any], namespace: dict[str, An
     return errors
 
 
-def _end_strays() -> None:
+def _end_strays(own_user: bool = False) -> None:
     """Once the cells have run, every process they started is killed: none takes part in an answer, and none
     may hold the process slots that the fresh copies of later calls need (a cell that forked as many sleepers
-    as it could left none). Only inside a sandbox, whose own PID namespace numbers them all after this one."""
+    as it could left none). Inside a sandbox, whose own PID namespace numbers them all after this one; or,
+    ``own_user``, as a user of its own without a sandbox (Gradescope's fallback, one submission at a time):
+    every other process of that user (``kill(-1)``)."""
     me = os.getpid()
     for _ in range(50):  # a thread of the learner's may still be forking
-        strays = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) > me]
-        if not strays:
-            return
-        for pid in strays:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        if own_user:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:  # ProcessLookupError: none left
+                return
+        else:
+            strays = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) > me]
+            if not strays:
+                return
+            for pid in strays:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
-        time.sleep(0.02)  # the orphans among them are reaped by the namespace's PID 1
-
-
-def _end_users_strays() -> None:
-    """``_end_strays`` for a learner's process that runs as a user of its own, without a sandbox (Gradescope's
-    fallback, one submission at a time): every other process of that user is killed (``kill(-1)``)."""
-    for _ in range(50):
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:  # none left
-            return
-        except OSError:
-            return
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        time.sleep(0.02)
+        time.sleep(0.02)  # the orphans among them are reaped by the namespace's PID 1 (or the zygote)
 
 
 def _names(config: dict[str, Any], namespace: dict[str, Any], sources: dict[str, str]) -> tuple[dict, dict]:
@@ -321,7 +313,7 @@ def _serve(sock: socket.socket, cells: list[str], config: dict[str, Any]) -> Non
             if config.get("isolated"):
                 _end_strays()  # under the limit: the learner's code may have replaced what it calls
             elif config.get("own_user"):
-                _end_users_strays()
+                _end_strays(own_user=True)
             names, values = _names(config, namespace, sources)
             frame = codec.pack({"ok": True, "names": names, "errors": errors}, {"values": values})
     except BaseException as e:  # noqa: B036 - a value whose encoding fails or never ends

@@ -118,7 +118,7 @@ class Sandbox:
         self.isolation = isolation if isolation is not None else Isolation(isolated=False)
         self.config = {k: config[k] for k in self.KEYS if k in config}
         self.config["isolated"], self.config["language"] = self.isolation.isolated, language()
-        self.config["own_user"] = self.isolation.run_as is not None  # child._end_users_strays
+        self.config["own_user"] = self.isolation.run_as is not None  # child._end_strays
         limit = float(config.get("submission_time_limit", 120))
         self.budget = budget or Budget(limit, Meter(), tr("the budget"))
         self.meter = self.budget.meter

@@ -223,6 +223,7 @@ def _serve(control: socket.socket) -> None:
     control.sendall(b"ready\n")
     warmed = False
     while True:
+        as_zygote = False
         try:
             message, fds, _, _ = socket.recv_fds(control, 4096, 1)
         except OSError:
@@ -244,8 +245,8 @@ def _serve(control: socket.socket) -> None:
         for extra in fds:
             os.close(extra)
         control.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-        if not warmed:  # after the first fork (the self-check's sandbox runs meanwhile on the other core)
-            warmed = True
+        if not warmed and pid > 0 and not as_zygote:  # after the first learner's fork (the self-check's,
+            warmed = True  # running meanwhile on the other core); a set's zygote warms its own
             _warm()
 
 
