@@ -142,6 +142,7 @@ def _swap_references(targets: dict[int, tuple[Any, str, Any]]) -> None:
     """Point every module attribute, dict and list holding a target at its stand-in."""
     import gc
 
+    gc.unfreeze()  # gc.get_referrers does not see a frozen heap (the zygote freezes its own after this)
     objects = [entry[0] for entry in targets.values()]
     for module in list(sys.modules.values()):
         space = getattr(module, "__dict__", None)

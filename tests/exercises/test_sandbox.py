@@ -203,3 +203,34 @@ def test_a_sets_zygote_is_forked_from_the_one_that_switches_nothing_off():
     of_a_set.start()
     parent = int(open(f"/proc/{of_a_set.pid}/stat").read().rsplit(")", 1)[1].split()[1])
     assert plain.process is not None and parent == plain.process.pid and of_a_set.process is None
+
+
+def test_learner_processes_start_with_the_zygotes_heap_frozen(tmp_path):
+    """The zygote freezes its heap (gc.freeze) after its switch-off: a learner's process never scans torch's
+    objects in a collection (its first one cost 0.07 s of each submission's budget)."""
+    cells = ["import gc\n\ndef frozen():\n    return gc.get_freeze_count()"]
+    for config in ({}, {"switch_off": ["attnlib.scores.general"]}):  # the plain zygote's and a set's
+        assert call_once(tmp_path, cells, config, "frozen") > 100_000
+
+
+def test_a_switch_off_reaches_a_reference_held_in_a_frozen_heap():
+    """gc.get_referrers does not see frozen objects: switching unfreezes before it searches, so a dict that
+    held the equation before a freeze holds the switched-off stand-in after."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import attnlib_grader
+
+    script = (
+        f"import gc, sys; sys.path.insert(0, {str(Path(attnlib_grader.__file__).parents[1])!r})\n"
+        "import attnlib.scores\n"
+        "from attnlib_grader import switching\n"
+        "held, original = {'f': attnlib.scores.general}, id(attnlib.scores.general)\n"
+        "gc.freeze()\n"
+        "switching.switch_off(['attnlib.scores.general'], [])\n"
+        "print(id(attnlib.scores.general) != original, held['f'] is attnlib.scores.general)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]  # switched off, in the module and in the frozen dict
