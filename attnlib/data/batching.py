@@ -99,9 +99,9 @@ def collate(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> Batch:
     alignment = None
     if all(p.alignment is not None for p in pairs):
         alignment = torch.zeros(B, T, S, dtype=torch.bool)
-        for b, p in enumerate(pairs):
-            for t, s in p.alignment:
-                alignment[b, t, s] = True
+        links = [(b, t, s) for b, p in enumerate(pairs) for t, s in p.alignment]  # one write, not one a link
+        if links:
+            alignment[tuple(torch.tensor(links, dtype=torch.long).T)] = True
     return Batch(
         src=src,
         src_lengths=src_lengths,
