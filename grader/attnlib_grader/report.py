@@ -6,9 +6,11 @@
   UTF-8 (or of the raw byte, for a name that is not UTF-8), ``%`` included.
 - ``inert``: learner text (exception messages, printed names, what a test quotes back) as Markdown that shows
   exactly those characters and makes nothing of them: ASCII punctuation backslash-escaped (no heading, list,
-  emphasis, link, raw HTML or entity can start), control and invisible characters (terminal escapes, NUL,
-  direction overrides) written as ``<U+XXXX>``, one line per line with blank lines dropped (nothing leaves
-  the list item it is in). The feedback and the rubrics use this one renderer for every text.
+  emphasis, link, raw HTML or entity can start) but "(" (alone it starts nothing, "[" and ")" being escaped;
+  escaped, Jupyter's MathJax reads "\\(" as the start of inline maths), control and invisible characters
+  (terminal escapes, NUL, direction overrides) written as ``<U+XXXX>``, one line per line with blank lines
+  dropped (nothing leaves the list item it is in). The feedback and the rubrics use this one renderer for
+  every text.
 - ``Results``: ``scores.csv`` and ``feedback/<label>.md`` written as each submission is graded, so one failure
   loses nothing else; the CSV is rewritten in order at the end, with the same scores in the import formats of
   Canvas and Moodle (``gradebooks``: ``canvas.csv``, ``moodle.csv``).
@@ -90,7 +92,7 @@ def inert(text: Any, indent: str = "") -> str:
                 out.append(" ")
             elif unicodedata.category(c) in INVISIBLE:
                 out.append(_visible(c))
-            elif c.isascii() and not c.isalnum() and c != " ":
+            elif c.isascii() and not c.isalnum() and c not in " (":  # "\\(" opens MathJax's inline maths
                 out.append("\\" + c)
             else:
                 out.append(c)
@@ -100,10 +102,21 @@ def inert(text: Any, indent: str = "") -> str:
 
 
 def rubric_lines(rubric: dict | None, points: float) -> list[str]:
-    """A written answer's rubric as a template the teacher fills in: points per idea, the common
-    misconceptions and what else is accepted (from the master's ``rubric``)."""
+    """A question's rubric for the teacher, in the one rendering that the solutions notebook and every
+    feedback file show (the master's ``rubric``, as the build resolves it). A written answer's (``ideas``): a
+    template the teacher fills in, points per idea, the common misconceptions and what else is accepted. An
+    auto-graded question's (``tests``: ``[test, points, why]``): which tests carry which points, and why;
+    the typical answers and what they score (``examples``)."""
     if not rubric:
         return []
+    if "tests" in rubric:
+        lines = [f"Points by test ({points:g} in all):", ""]
+        lines += [inert(rubric["note"]), ""] if rubric.get("note") else []
+        for name, pts, why in rubric["tests"]:
+            lines.append(f"- {inert(name)} ({float(pts):g}): {inert(why, '  ')}")
+        if rubric.get("examples"):
+            lines += ["", f"Typical answers: {inert(rubric['examples'], '  ')}"]
+        return lines + [""]
     lines = [f"Points: ___ / {points:g} (one box per idea the answer states correctly)", ""]
     lines += [f"- [ ] ({float(pts):g}) {inert(idea, '  ')}" for pts, idea in rubric.get("ideas", [])]
     for title, key in (("Common misconceptions", "misconceptions"), ("Also accepted", "alternatives")):
@@ -113,9 +126,9 @@ def rubric_lines(rubric: dict | None, points: float) -> list[str]:
 
 
 def feedback(result: Any, set_name: str, rubrics: dict | None = None) -> str:
-    """A learner's feedback in Markdown: score per question and what failed (hidden tests: message only);
-    for a written answer, the rubric as a template for the teacher (``rubrics``: question -> rubric). In the
-    language of the submission (``result.language``), the teacher's rubric template in English."""
+    """A learner's feedback in Markdown: score per question and what failed (hidden tests: message only),
+    and each question's rubric for the teacher (``rubrics``: question -> rubric; a written answer's as a
+    template). In the language of the submission (``result.language``), the teacher's rubrics in English."""
     with in_language(getattr(result, "language", "en")):
         return _feedback(result, set_name, rubrics)
 
@@ -157,6 +170,10 @@ def _feedback(result: Any, set_name: str, rubrics: dict | None) -> str:
                 text += "\n  " + inert(case.message, "  ")
             lines.append(text)
         lines.append("")
+        if (rubrics or {}).get(q.name):
+            lines += [say("Rubric (for the teacher):"), ""]
+            with in_language("en"):
+                lines += rubric_lines(rubrics[q.name], q.possible)
     if result.notes:
         lines += (
             ["## " + say("Notes on running your notebook"), ""]
@@ -174,7 +191,7 @@ class Results:
         self.out, self.set_name = Path(out), set_name
         (self.out / "feedback").mkdir(parents=True, exist_ok=True)
         self.names = [q["name"] for q in questions]
-        self.rubrics = {q["name"]: q.get("rubric") for q in questions if q.get("manual")}
+        self.rubrics = {q["name"]: q.get("rubric") for q in questions}
         self.automatic = sum(float(q["points"]) for q in questions if not q.get("manual"))
         self.written = sum(float(q["points"]) for q in questions if q.get("manual"))
         self.lock = threading.Lock()

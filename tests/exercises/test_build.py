@@ -166,6 +166,8 @@ def test_switched_off_lists_hold_every_road_to_attention_in_attnlib():
 def test_every_written_answer_has_a_rubric_in_the_solutions_and_the_bundle(name):
     """Points per idea that add up to the question's points, shown to the teacher in solutions.ipynb and kept
     in the bundle (grade.py writes it into each feedback file); never in the learner's notebook."""
+    from attnlib_grader.report import inert
+
     ex = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb")
     manual = [q for q in ex.questions if q.manual]
     assert manual
@@ -176,9 +178,61 @@ def test_every_written_answer_has_a_rubric_in_the_solutions_and_the_bundle(name)
         assert len(ideas) >= 2 and sum(float(p) for p, _ in ideas) == pytest.approx(q.points)
         assert q.rubric.get("misconceptions") and q.rubric.get("alternatives")
         assert f"**Rubric of {q.name}**" in solutions
-        assert all(idea in solutions for _, idea in ideas)
+        assert all(inert(idea, "  ") in solutions for _, idea in ideas)
         assert not any(idea in c.source for _, idea in ideas for c in learner.cells)
         assert next(c for c in ex.config["questions"] if c["name"] == q.name)["rubric"] == q.rubric
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_every_auto_graded_question_has_a_rubric_of_its_own_tests_in_the_solutions_and_the_bundle(name):
+    """Issue 27: for each auto-graded question, which tests carry which points, and why: every test that
+    carries points, with the points it declares (they add up to the question's), in solutions.ipynb and in
+    the bundle (each feedback file shows it), rendered by the grader's one renderer; not in the learner's
+    notebook."""
+    from attnlib_grader.report import rubric_lines
+
+    ex = exercises.parse(exercises.SOURCE_DIR / f"{name}.ipynb")
+    solutions = [c.source for c in ex.solutions.cells if c.cell_type == "markdown"]
+    learner = "\n".join(c.source for c in nbformat.read(ROOT / "exercises" / f"{name}.ipynb", 4).cells)
+    for q in [q for q in ex.questions if not q.manual]:
+        tests = q.rubric["tests"]
+        assert sum(points for _, points, _ in tests) == pytest.approx(q.points)
+        assert all(points > 0 and len(why) > 10 for _, points, why in tests)
+        cell = next(s for s in solutions if s.startswith(f"**Rubric of {q.name}**"))
+        assert cell.split("\n", 2)[2] == "\n".join(rubric_lines(q.rubric, q.points)).rstrip()
+        assert not any(why in learner for _, _, why in tests if len(why) > 40)
+        assert next(c for c in ex.config["questions"] if c["name"] == q.name)["rubric"] == q.rubric
+
+
+def _master_with_rubric(tmp_path, rubric_yaml: str):
+    source = exercises.SOURCE_DIR / "03_dot_product_attention.ipynb"
+    nb = nbformat.read(source, 4)
+    cell = next(c for c in nb.cells if c.cell_type == "raw" and "BEGIN QUESTION" in c.source)
+    cell.source = cell.source.split("\n# rubric")[0] + "\n" + rubric_yaml
+    path = tmp_path / source.name
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "rubric, named",
+    [
+        ("", "missing ['hidden_random_shapes', 'hidden_keeps_float64', 'hidden_one_feature']"),
+        (
+            "rubric:\n  tests:\n    hidden_random_shapes: the scores\n    hidden_keeps_float64: float64 kept",
+            "missing ['hidden_one_feature']",
+        ),
+        (
+            "rubric:\n  tests:\n    hidden_random_shapes: a\n    hidden_keeps_float64: b\n"
+            "    hidden_one_feature: c\n    hidden_no_such_test: d",
+            "unknown ['hidden_no_such_test']",
+        ),
+    ],
+)
+def test_a_master_whose_rubric_misses_or_invents_a_test_is_refused(tmp_path, rubric, named):
+    with pytest.raises(ValueError, match="q1's rubric must say why") as refused:
+        exercises.parse(_master_with_rubric(tmp_path, rubric))
+    assert named in str(refused.value)
 
 
 def test_a_given_block_replaces_the_answer_for_learners_only():

@@ -6,12 +6,16 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 import yaml
 from notebooks import ROOT
+
+sys.path.insert(0, str(ROOT / "grader"))  # the grader's one renderer of rubrics (when not installed)
+from attnlib_grader.report import rubric_lines  # noqa: E402
 
 from exercise_build.learner import ANSWER_PROMPT, PREDICT_TAG, _new_cell, _notebook, _withhold
 
@@ -37,7 +41,9 @@ class Question:
     name: str
     points: float
     manual: bool = False
-    rubric: dict | None = None  # a written answer's: ideas [[points, text]], misconceptions, alternatives
+    # a written answer's: ideas [[points, text]], misconceptions, alternatives; an auto-graded question's:
+    # tests {test: why} (every test that carries points), note and examples (texts); resolved by ``_rubric``
+    rubric: dict | None = None
     header: list[str] = field(default_factory=list)  # test cells without a test case (imports, helpers)
     public: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
@@ -220,8 +226,9 @@ def parse(master_path: Path) -> ExerciseSet:
             questions.append(question)
         elif marker == "END QUESTION":
             _check_find_the_bug(question, master_path.name)
-            if question is not None and question.manual:
-                solution_cells.append(_new_cell("markdown", rubric_markdown(question, master_path.name)))
+            if question is not None:
+                question.rubric = _rubric(question, master_path.name)
+                solution_cells.append(_new_cell("markdown", rubric_markdown(question)))
             question = None
         elif marker == "BEGIN TESTS":
             state = "tests"
@@ -281,8 +288,7 @@ def parse(master_path: Path) -> ExerciseSet:
         if name not in config.get("names", []) or not set(rules) <= {"mutation", "repeat", "dtype"}:
             raise ValueError(f"contract_exempt: {name}: {rules} (rules: mutation, repeat, dtype)")
     config["questions"] = [
-        {"name": q.name, "points": q.points, "manual": q.manual, **({"rubric": q.rubric} if q.manual else {})}
-        for q in questions
+        {"name": q.name, "points": q.points, "manual": q.manual, "rubric": q.rubric} for q in questions
     ]
     return ExerciseSet(
         config, _notebook(config["name"], learner_cells), _notebook(config["name"], solution_cells), questions
@@ -303,16 +309,40 @@ def _check_find_the_bug(q: Question | None, master: str) -> None:
     raise ValueError(f"{master}: {q.name} declares find_the_bug but gives no buggy code (# BEGIN GIVEN)")
 
 
-def rubric_markdown(q: Question, master: str) -> str:
-    """The rubric of a written answer, for the teacher (solutions.ipynb): points per idea, the common
-    misconceptions, what else is accepted. Every written answer has one; its ideas add up to its points."""
-    rubric = q.rubric or {}
-    ideas = rubric.get("ideas") or []
-    if not ideas or abs(sum(float(p) for p, _ in ideas) - q.points) > 1e-9:
-        raise ValueError(f"{master}: {q.name} needs a rubric whose ideas add up to its {q.points:g} points")
-    lines = [f"**Rubric of {q.name}** (for the teacher; {q.points:g} points)", ""]
-    lines += [f"- ({float(p):g}) {idea}" for p, idea in ideas]
-    for title, key in (("Common misconceptions", "misconceptions"), ("Also accepted", "alternatives")):
-        if rubric.get(key):
-            lines += ["", f"*{title}:*", ""] + [f"- {text}" for text in rubric[key]]
-    return "\n".join(lines)
+def _rubric(q: Question, master: str) -> dict:
+    """The question's rubric as the grader renders it. A written answer's: ideas adding up to its points.
+    An auto-graded question's ``tests`` name every test that carries points, each with why, and only
+    those: the points come from the tests themselves, so the table cannot disagree with them."""
+    rubric = dict(q.rubric or {})
+    if q.manual:
+        ideas = rubric.get("ideas") or []
+        if not ideas or abs(sum(float(p) for p, _ in ideas) - q.points) > 1e-9:
+            raise ValueError(
+                f"{master}: {q.name} needs a rubric whose ideas add up to its {q.points:g} points"
+            )
+        return rubric
+    cases = {}
+    for source in q.public + q.hidden:
+        for node in ast.walk(ast.parse(source)):
+            decorators = getattr(node, "decorator_list", [])
+            if any(getattr(getattr(d, "func", None), "id", "") == "test_case" for d in decorators):
+                cases[node.name] = _case_points(source)
+    why = rubric.get("tests") or {}
+    carrying = [name for name, points in cases.items() if points > 0]
+    unknown = sorted(set(why) - set(cases))
+    missing = [name for name in carrying if name not in why]
+    texts = isinstance(why, dict) and all(isinstance(w, str) and w for w in why.values())
+    if unknown or missing or not texts:
+        raise ValueError(
+            f"{master}: {q.name}'s rubric must say why for every test that carries points, and name only "
+            f"its tests: missing {missing}, unknown {unknown}"
+        )
+    rubric["tests"] = [[name, cases[name], why[name]] for name in cases if name in why]
+    return rubric
+
+
+def rubric_markdown(q: Question) -> str:
+    """A question's rubric in the solutions notebook, rendered by the grader's ``rubric_lines`` (as in the
+    feedback)."""
+    head = f"**Rubric of {q.name}** (for the teacher; {q.points:g} points)"
+    return "\n".join([head, "", *rubric_lines(q.rubric, q.points)]).rstrip()
