@@ -235,6 +235,34 @@ def test_a_master_whose_rubric_misses_or_invents_a_test_is_refused(tmp_path, rub
     assert named in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    "rubric, named",
+    [
+        (  # the old table's shape: a list of [test, points, why]
+            "rubric:\n  tests:\n    - [hidden_random_shapes, 1, the scores]",
+            "03_dot_product_attention.ipynb: q1's rubric: tests must map each test to why (test: text), "
+            "not a list",
+        ),
+        (  # points where the why goes: the points are the test case's own
+            "rubric:\n  tests:\n    hidden_random_shapes: 0.5\n    hidden_keeps_float64: b\n"
+            "    hidden_one_feature: c",
+            "q1's rubric: hidden_random_shapes: write why as text (its points are the test case's own: 1), "
+            "not 0.5",
+        ),
+        (
+            "rubric:\n  tests:\n    hidden_random_shapes: a\n    hidden_keeps_float64: b\n"
+            "    hidden_one_feature: c\n  exmaples: right 2",
+            "q1's rubric has ['exmaples']: an auto-graded question's takes ['examples', 'note', 'tests']",
+        ),
+    ],
+)
+def test_a_master_whose_rubric_is_not_a_table_of_its_tests_and_why_is_refused(tmp_path, rubric, named):
+    """A clear error naming the set, the question and what is wrong, never a TypeError or a key dropped."""
+    with pytest.raises(ValueError) as refused:
+        exercises.parse(_master_with_rubric(tmp_path, rubric))
+    assert named in str(refused.value)
+
+
 def test_a_given_block_replaces_the_answer_for_learners_only():
     """A find-the-bug question: the learner gets the buggy code (uncommented), the solutions the fix."""
     source = "def f(x):\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n    # BEGIN GIVEN\n"

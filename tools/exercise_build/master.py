@@ -20,6 +20,7 @@ from attnlib_grader.report import rubric_lines  # noqa: E402
 from exercise_build.learner import ANSWER_PROMPT, PREDICT_TAG, _new_cell, _notebook, _withhold
 
 SOURCE_DIR = ROOT / "exercises" / "source"
+WRITTEN_RUBRIC, AUTO_RUBRIC = {"ideas", "misconceptions", "alternatives"}, {"tests", "note", "examples"}
 LEARNER_DIR = ROOT / "exercises"
 PUBLIC_DIR = ROOT / "attnlib" / "grading" / "public"
 DIST_DIR = ROOT / "exercises" / "dist"
@@ -314,6 +315,12 @@ def _rubric(q: Question, master: str) -> dict:
     An auto-graded question's ``tests`` name every test that carries points, each with why, and only
     those: the points come from the tests themselves, so the table cannot disagree with them."""
     rubric = dict(q.rubric or {})
+    keys = WRITTEN_RUBRIC if q.manual else AUTO_RUBRIC
+    if set(rubric) - keys:
+        kind = "a written answer's" if q.manual else "an auto-graded question's"
+        raise ValueError(
+            f"{master}: {q.name}'s rubric has {sorted(set(rubric) - keys)}: {kind} takes {sorted(keys)}"
+        )
     if q.manual:
         ideas = rubric.get("ideas") or []
         if not ideas or abs(sum(float(p) for p, _ in ideas) - q.points) > 1e-9:
@@ -326,13 +333,21 @@ def _rubric(q: Question, master: str) -> dict:
         for node in ast.walk(ast.parse(source)):
             decorators = getattr(node, "decorator_list", [])
             if any(getattr(getattr(d, "func", None), "id", "") == "test_case" for d in decorators):
-                cases[node.name] = _case_points(source)
+                cases[node.name] = _case_points(ast.unparse(node))  # this case's own decorator
     why = rubric.get("tests") or {}
+    if not isinstance(why, dict):
+        raise ValueError(
+            f"{master}: {q.name}'s rubric: tests must map each test to why (test: text), "
+            f"not a {type(why).__name__}"
+        )
+    for name, text in why.items():
+        if not (isinstance(text, str) and text.strip()):
+            own = f" (its points are the test case's own: {cases[name]:g})" if name in cases else ""
+            raise ValueError(f"{master}: {q.name}'s rubric: {name}: write why as text{own}, not {text!r}")
     carrying = [name for name, points in cases.items() if points > 0]
     unknown = sorted(set(why) - set(cases))
     missing = [name for name in carrying if name not in why]
-    texts = isinstance(why, dict) and all(isinstance(w, str) and w for w in why.values())
-    if unknown or missing or not texts:
+    if unknown or missing:
         raise ValueError(
             f"{master}: {q.name}'s rubric must say why for every test that carries points, and name only "
             f"its tests: missing {missing}, unknown {unknown}"
