@@ -4,6 +4,7 @@
     cp -al .venv /tmp/oldvenv   # then point its attnlib finder at /tmp/old/attnlib (see below)
     nice .venv/bin/python benchmarks/hostile_before.py --tree /tmp/old --python /tmp/oldvenv/bin/python \
         --sets 02,03 --out /tmp/before
+    ... --busy    # instead: the solutions beside the set's busy-class fixtures, two busy loops on the cores
 
 The fixtures are today's (tests/exercises/fixtures/<set>/hostile_*.json, written by hostile26.py), made into
 notebooks by today's helpers; the bundle, the hidden tests, attnlib and the grader are ``--tree``'s, run by
@@ -17,6 +18,13 @@ declared scores and what test_hostile26.py asks of its class beyond them (inert 
 labels, the contract's or switch-off's message, no expected value in a hidden message). The solutions are
 graded first in the same way, as a control: a tree whose grader does not give them full marks measures
 nothing. Prints one line per fixture and a table of set x class; writes <out>/results.json.
+
+``--busy``: the classes whose hole is a classmate's loss (huge replies, colliding hashes, a budget skewed by
+the grader's own work, a reply that stops midway) get their own declared scores from an old grader too; what
+shows their hole is test_hostile26.py's busy-loop test: two solutions graded at --jobs 2 beside the set's
+fixtures of those classes while two ``while True: pass`` loops take both cores. This mode runs that scenario
+with --tree's grader (one grader process, a hard timeout) and says whether the solutions kept full marks;
+writes <out>/busy.json.
 """
 
 import argparse
@@ -231,6 +239,53 @@ def measure_set(args, set_name: str, out: Path) -> list[dict]:
     return report
 
 
+BUSY = ("huge_reply", "hash_collision", "budget_skew", "partial_reply")  # test_hostile26.BUSY
+
+
+def measure_busy(args, set_name: str, out: Path) -> list[dict]:
+    """One grading per busy class: two solutions beside the set's fixtures of that class, two busy loops."""
+    bundle = out / f"{set_name}.zip"
+    subprocess.run([args.python, "-c", BUNDLE, str(bundle), set_name], cwd=args.tree, check=True)
+    full = {q: sum(p for p, *_ in found) for q, found in _cases(set_name).items()}
+    specs = {p.stem: json.loads(p.read_text()) for p in sorted((FIXTURES / set_name).glob("hostile_*.json"))}
+    # the control, as measure_set's: the questions where --tree's grader gives today's solutions full marks
+    control = {"solutions.ipynb": exercises.submission(set_name)}
+    rows, _, _, _ = grade(args, bundle, control, out / set_name / "busy_control", 1, args.min_timeout)
+    usable = {
+        q for q, v in (scores_of(next(iter(rows.values())), full) if rows else {}).items() if v == full[q]
+    }
+    report = []
+    for kind in BUSY:
+        notebooks = {f"solutions_{i}.ipynb": exercises.submission(set_name) for i in range(2)}
+        for fixture, spec in specs.items():
+            if spec["class"] == kind:
+                notebooks[fixture_file_name(fixture, spec)] = fixture_notebook(set_name, spec)
+        loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+        try:
+            work = out / set_name / f"busy_{kind}"
+            rows, _, seconds, ended = grade(args, bundle, notebooks, work, 2, args.min_timeout)
+        finally:
+            for loop in loops:
+                loop.kill()
+                loop.wait()
+        got = {k: scores_of(r, full) for k, r in (rows or {}).items() if k.startswith("solutions")}
+        kept = len(got) == 2 and all(scores[q] == full[q] for scores in got.values() for q in usable)
+        report.append(
+            {
+                "set": set_name,
+                "class": kind,
+                "fixtures": len(notebooks) - 2,
+                "seconds": round(seconds, 1),
+                "ended": ended,
+                "solutions_kept_full_marks": kept,
+                "solutions": got,
+                "compared": sorted(usable),
+            }
+        )
+        print(json.dumps(report[-1]), flush=True)
+    return report
+
+
 def _cases(set_name):
     spec = importlib.util.spec_from_file_location("h26", ROOT / "tests" / "exercises" / "hostile26.py")
     module = importlib.util.module_from_spec(spec)
@@ -258,10 +313,15 @@ def main() -> None:
     parser.add_argument("--sets", required=True, help="comma-separated set numbers, e.g. 02,03")
     parser.add_argument("--out", required=True)
     parser.add_argument("--min-timeout", type=float, default=120, help="seconds per grader process, at least")
+    parser.add_argument("--busy", action="store_true", help="the busy-loop scenario instead (see above)")
     args = parser.parse_args()
     args.tree = str(Path(args.tree).resolve())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.busy:
+        busy = [r for p in exercises.masters(args.sets.split(",")) for r in measure_busy(args, p.stem, out)]
+        (out / "busy.json").write_text(json.dumps(busy, indent=1))
+        return
     done = out / "results.json"
     report = json.loads(done.read_text()) if done.is_file() else []
     for number in args.sets.split(","):
