@@ -6,7 +6,7 @@
 #                               and every notebook re-executed and compared with its stored outputs (nbval)
 #   bash tools/test.sh --fast   the development tier: lint, the strict builds, and every test that neither
 #                               trains a model, executes a notebook, grades in the sandbox nor drives the
-#                               browser (83-91 s on 2 cores, quiet, fresh clone, 2026-11-28)
+#                               browser (82-91 s on 2 cores, quiet, fresh clone, 2026-11-28)
 #
 # Everything runs under the course's numeric environment (tools/numeric_env.py): torch's AVX2 kernels, one
 # thread per process, no GPU. Test files run side by side, one per core (pytest-xdist), each notebook in
