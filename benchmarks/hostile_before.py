@@ -255,7 +255,7 @@ def measure_busy(args, set_name: str, out: Path) -> list[dict]:
         q for q, v in (scores_of(next(iter(rows.values())), full) if rows else {}).items() if v == full[q]
     }
     report = []
-    for kind in BUSY:
+    for kind in args.classes.split(","):
         notebooks = {f"solutions_{i}.ipynb": exercises.submission(set_name) for i in range(2)}
         for fixture, spec in specs.items():
             if spec["class"] == kind:
@@ -314,6 +314,7 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--min-timeout", type=float, default=120, help="seconds per grader process, at least")
     parser.add_argument("--busy", action="store_true", help="the busy-loop scenario instead (see above)")
+    parser.add_argument("--classes", default=",".join(BUSY), help="--busy: the classes, comma-separated")
     args = parser.parse_args()
     args.tree = str(Path(args.tree).resolve())
     out = Path(args.out)
