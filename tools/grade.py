@@ -4,8 +4,10 @@
         SUBMISSIONS/ --out results/
 
 Writes results/scores.csv (one row per notebook, one column per question; manual questions left blank), the
-same scores for Canvas and Moodle (results/canvas.csv, results/moodle.csv) and results/feedback/<notebook
-name>.md. Build the bundle first with `python tools/exercises.py build`.
+same scores for Canvas and Moodle (results/canvas.csv, results/moodle.csv), results/feedback/<notebook
+name>.md (for the teacher: with each question's rubric) and results/for_learners/<notebook name>.md (the same
+without the rubrics: the file to hand to the learner). Build the bundle first with `python tools/exercises.py
+build`.
 The work is done by the grader's own package, grader/attnlib_grader (attnlib_grader.grade: not part of
 the attnlib that learners install); see exercises/teachers.md.
 """

@@ -268,7 +268,8 @@ def grade_folder(
     warn: Any = None,
     run_as: int | None = None,
 ) -> list[SubmissionResult]:
-    """Grade every notebook in ``folder``; ``out/scores.csv`` and ``out/feedback/<label>.md`` grow as it goes.
+    """Grade every notebook in ``folder``; ``out/scores.csv``, ``out/feedback/<label>.md`` and
+    ``out/for_learners/<label>.md`` grow as it goes.
 
     ``time_limit`` (CPU seconds) overrides the set's limits per question and per cell. ``isolated=False``
     runs the learners' code without bubblewrap (see NO_ISOLATION_WARNING), as the user ``run_as`` if given
@@ -316,7 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("bundle", help="autograder.zip written by tools/exercises.py build")
     parser.add_argument("submissions", help="folder of submitted .ipynb files (one per learner)")
     parser.add_argument(
-        "--out", default="results", help="folder for scores.csv and feedback/ (default: results)"
+        "--out",
+        default="results",
+        help="folder for scores.csv, feedback/ and for_learners/ (default: results)",
     )
     parser.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default: 2)")
     parser.add_argument(

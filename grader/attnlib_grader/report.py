@@ -11,7 +11,8 @@
   (terminal escapes, NUL, direction overrides) written as ``<U+XXXX>``, one line per line with blank lines
   dropped (nothing leaves the list item it is in). The feedback and the rubrics use this one renderer for
   every text.
-- ``Results``: ``scores.csv`` and ``feedback/<label>.md`` written as each submission is graded, so one failure
+- ``Results``: ``scores.csv``, ``feedback/<label>.md`` (the teacher's, with the rubrics) and
+  ``for_learners/<label>.md`` (without them) written as each submission is graded, so one failure
   loses nothing else; the CSV is rewritten in order at the end, with the same scores in the import formats of
   Canvas and Moodle (``gradebooks``: ``canvas.csv``, ``moodle.csv``).
 """
@@ -184,12 +185,14 @@ def _feedback(result: Any, set_name: str, rubrics: dict | None) -> str:
 
 
 class Results:
-    """``out/scores.csv`` (with ``canvas.csv`` and ``moodle.csv``) and ``out/feedback/<label>.md``, written as
-    each submission is graded."""
+    """``out/scores.csv`` (with ``canvas.csv`` and ``moodle.csv``), ``out/feedback/<label>.md`` (the
+    teacher's: with each question's rubric) and ``out/for_learners/<label>.md`` (the same without the rubrics,
+    which say what the hidden tests check), written as each submission is graded."""
 
     def __init__(self, out: str | Path, questions: list[dict], set_name: str) -> None:
         self.out, self.set_name = Path(out), set_name
-        (self.out / "feedback").mkdir(parents=True, exist_ok=True)
+        for folder in ("feedback", "for_learners"):
+            (self.out / folder).mkdir(parents=True, exist_ok=True)
         self.names = [q["name"] for q in questions]
         self.rubrics = {q["name"]: q.get("rubric") for q in questions}
         self.automatic = sum(float(q["points"]) for q in questions if not q.get("manual"))
@@ -225,8 +228,9 @@ class Results:
         """Write this submission's feedback and its row now; a failure to write one is reported, not fatal."""
         with self.lock:
             try:
-                path = self.out / "feedback" / f"{result.name}.md"
-                path.write_text(feedback(result, self.set_name, self.rubrics), encoding="utf-8")
+                for folder, rubrics in (("feedback", self.rubrics), ("for_learners", None)):
+                    path = self.out / folder / f"{result.name}.md"
+                    path.write_text(feedback(result, self.set_name, rubrics), encoding="utf-8")
             except OSError as e:
                 self.problems.append(f"{result.name}: feedback not written ({type(e).__name__}: {e})")
             self.rows[result.name] = self._row(result)

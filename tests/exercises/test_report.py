@@ -43,3 +43,16 @@ def test_inert_text_opens_no_maths_and_still_renders_as_text():
     assert not kinds & {"link_open", "html_inline", "em_open", "ordered_list_open"}
     rendered = MarkdownIt("commonmark").render(text)
     assert "(a) [b](c) 1) &lt;i&gt;x&lt;/i&gt; *y*" in rendered
+
+
+def test_the_learners_copy_of_the_feedback_holds_no_rubric(tmp_path):
+    questions = [
+        {"name": "q1", "points": 2, "rubric": AUTO},
+        {"name": "q2", "points": 2, "manual": True, "rubric": WRITTEN},
+    ]
+    report.Results(tmp_path, questions, "set").add(result())
+    teacher = (tmp_path / "feedback" / "learner.md").read_text()
+    learner = (tmp_path / "for_learners" / "learner.md").read_text()
+    assert "Rubric (for the teacher):" in teacher and "the values (S" in teacher  # the control
+    assert "Rubric" not in learner and "the values (S" not in learner and "an idea" not in learner
+    assert learner.split("## q1", 1)[1].split("\n\n", 1)[0] in teacher  # the same scores and messages
