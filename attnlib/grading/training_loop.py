@@ -4,22 +4,27 @@ The learner writes ``train_loop(model, optimizer, train_batches, valid_batches, 
 ``run(train_loop, seed)`` hands it chapter 4's Bahdanau model (small) on a slice of the dates task whose
 targets are written out, "3 march 2019" (10 to 17 characters, so batches have mixed lengths on both sides),
 an Adam optimizer and padded batches ``(src (B, S), src_lengths (B,), tgt (B, T + 2))`` with
-``tgt = <sos> y_1 … y_T <eos>`` padded with 0, and records what ran, through those objects only:
+``tgt = <sos> y_1 … y_T <eos>`` padded with 0, and records what ran, through those objects only (the words of
+the messages):
 
 - the loss: a hook on the logits reads the gradient the loss sends to each target position. A position is in
   the loss when its gradient is not 0, and cross-entropy's gradient softmax(z) - onehot(y) is smallest at the
   target y, so its argmin is the target the loss used (shifted or not) and a padded position shows;
-- clipping: hooks on the parameters read the gradient of each backward pass, before anything changes it;
-  the optimizer's step reads the gradient it applies. Clipping by the global norm c applies
-  g · min(1, c / ‖g‖): a scalar multiple of the backward's gradient, of norm min(‖g‖, c);
-- validation: a forward pass without gradients (``torch.no_grad``) or in eval mode is a validation pass;
-  the rows it sees are looked up in the splits, and the masked cross-entropy of its logits against those
-  rows' own next tokens is summed here (the validation loss of the weights then, whatever the loop computes);
-- ``ascend=True`` makes every step climb the loss (the optimizer negates the gradient): the validation loss
-  then rises from the first epoch, so early stopping must stop after 1 + patience epochs and restore epoch 1.
+- the steps: hooks on the parameters read the gradient of each backward pass, before anything changes it;
+  the optimizer's step reads the gradient it applies, a multiple of the backward's own unless the gradients of
+  earlier steps were never zeroed;
+- validation: a forward pass without gradients (``torch.no_grad``) or in eval mode is a validation pass; the
+  rows it sees are looked up in the splits, and its mode is kept.
 
-The measures the grader takes of the returned parameters (``evaluate``) and their thresholds (``THRESHOLDS``)
-come from ``benchmarks/loop_thresholds.py``.
+That record lives in the learner's process, where the learner's code could rewrite it: it only words the
+messages. The points come from the returned parameters of short ``probe`` runs whose right result the grader
+computes on its side from the initial weights alone (``attnlib.grading.loop_probes``): one step of plain SGD
+(its direction is the gradient of the loop's loss; with a clip far below the gradient's norm, its norm is
+lr · clip), and a run whose optimizer sets the weights to waypoints of known validation loss (when the loop
+stops, which weights it keeps, the validation losses it reports).
+
+The measures the grader takes of the main run's parameters (``evaluate``) and their thresholds
+(``THRESHOLDS``) come from ``benchmarks/loop_thresholds.py``.
 """
 
 from __future__ import annotations
@@ -41,7 +46,6 @@ TASK = {"n_train": 640, "n_valid": 160, "n_test": 400, "seed": 0}  # dates_task'
 TARGET_FORMAT = "d month yyyy"  # the targets, written out: "3 march 2019"
 SIZES = {"emb": 16, "hidden": 32, "attn": 32}  # chapter 4's Bahdanau model, smaller
 BUDGET = {"batch_size": 64, "lr": 0.02, "max_epochs": 6, "patience": 2, "clip": 0.2}
-ASCENT = {"batches": 2, "max_epochs": 8, "patience": 2}  # the run that checks early stopping
 # What the hidden tests ask of the trained model on the 400 held-out dates (exact match at least, loss per
 # token at most): between the worst of 20 seeds of a correct loop (0.285, 0.269) and the best of 20 of a loop
 # that never zeroes its gradients (0.070, 0.432); a loop whose target is its input: 0 and 12
@@ -88,11 +92,6 @@ def _targets() -> dict[tuple[int, ...], tuple[str, list[int]]]:
     }
 
 
-def fingerprint(parameters: dict[str, torch.Tensor]) -> float:
-    """One number that tells a model's weights apart (for which epoch's weights a loop ended with)."""
-    return sum(float(v.double().sum() + v.double().square().sum()) for v in parameters.values())
-
-
 def _padded(ids: list[int], n: int) -> list[int]:
     return (ids + [PAD_ID] * n)[:n]
 
@@ -103,8 +102,8 @@ def _flat(tensors: list[torch.Tensor]) -> torch.Tensor:
 
 class Recorder:
     """What the learner's loop did to the model and the optimizer (see the module's docstring): its epochs
-    (the training steps and the rows trained on before each validation pass), its validation passes (rows,
-    mode, and the masked validation loss of the weights then) and the positions its loss reached."""
+    (the training steps and the rows trained on before each validation pass), its validation passes (rows and
+    mode) and the positions its loss reached."""
 
     def __init__(self) -> None:
         self.epochs, self.passes, self.validating = [], [], False
@@ -113,7 +112,6 @@ class Recorder:
             ("real", "in_loss", "right_target", "pad_in_loss", "inputs", "inputs_right"), 0
         )
         self.pending: dict[str, torch.Tensor] = {}  # parameter -> its gradient since the last step
-        self.sums: list[list] = []  # per validation pass: the loss summed over its real targets, their number
 
     def forward(self, model: LoopModel, src, src_lengths, tgt_in, logits) -> None:
         rows = [_targets().get(_key(src[b], int(src_lengths[b])), ("unknown", None)) for b in range(len(src))]
@@ -122,32 +120,16 @@ class Recorder:
             if not self.validating:
                 self.epochs.append(self.current)
                 self.current = {"steps": [], "rows": dict.fromkeys(SPLITS, 0)}
-                weights = fingerprint(model.net.state_dict())  # of the weights this pass reads
-                self.passes.append(
-                    {"rows": dict.fromkeys(SPLITS, 0), "no_grad": True, "eval": True, "weights": weights}
-                )
-                self.sums.append([0.0, 0])
+                self.passes.append({"rows": dict.fromkeys(SPLITS, 0), "no_grad": True, "eval": True})
                 self.validating = True
             run = self.passes[-1]
             run["no_grad"], run["eval"] = run["no_grad"] and not grad, run["eval"] and not model.training
-            self._true_loss(logits, rows)
         else:
             self.validating, run = False, self.current
             if logits.requires_grad:
                 logits.register_hook(lambda g: self._loss_targets(g, tgt_in, rows))
         for split, _ in rows:
             run["rows"][split] += 1
-
-    @torch.no_grad()
-    def _true_loss(self, logits: torch.Tensor, rows) -> None:
-        """Add the masked cross-entropy of the pass's logits against the rows' own next tokens to the pass."""
-        known = [b for b, (_, full) in enumerate(rows) if full is not None]
-        if known:
-            truth = torch.tensor([_padded(rows[b][1][1:], logits.shape[1]) for b in known])  # (B', T)
-            logp = torch.log_softmax(logits[known].detach().cpu().double(), dim=-1)  # (B', T, V)
-            real = truth != PAD_ID
-            self.sums[-1][0] -= float(logp.gather(-1, truth[..., None])[..., 0][real].sum())
-            self.sums[-1][1] += int(real.sum())
 
     def _loss_targets(self, g: torch.Tensor, tgt_in: torch.Tensor, rows) -> None:
         """Which positions the loss covers, with which target, from its gradient g (B, T, V)."""
@@ -168,7 +150,7 @@ class Recorder:
         ):
             self.loss[key] += int(count.sum())
 
-    def step(self, params: dict[str, nn.Parameter], ascend: bool) -> None:
+    def step(self, params: dict[str, nn.Parameter]) -> None:
         """Before the optimizer's step: the gradient g of the backward passes since the last step, and a, the
         one the step applies (a = g · min(1, c / ‖g‖) when the loop clips to c)."""
         names = [n for n in params if n in self.pending]
@@ -182,20 +164,9 @@ class Recorder:
         )
         self.pending.clear()
         self.validating = False
-        if ascend:
-            for p in params.values():
-                if p.grad is not None:
-                    p.grad.neg_()
 
     def summary(self) -> dict[str, Any]:
-        for run, (summed, count) in zip(self.passes, self.sums, strict=True):
-            run["true_loss"] = summed / count if count else float("nan")
-        return {
-            "epochs": self.epochs,
-            "valid_passes": self.passes,
-            "trailing_steps": bool(self.current["steps"]),
-            "loss": dict(self.loss),
-        }
+        return {"epochs": self.epochs, "valid_passes": self.passes, "loss": dict(self.loss)}
 
 
 class LoopModel(nn.Module):
@@ -225,13 +196,14 @@ class LoopModel(nn.Module):
         return logits
 
 
-def build(seed: int = 0) -> nn.Module:
-    """The Seq2Seq network (no recording), its initial weights drawn from ``seed``, on the CPU."""
+def build(seed: int = 0, dropout: float = 0.0) -> nn.Module:
+    """The Seq2Seq network (no recording), its initial weights drawn from ``seed``, on the CPU (dropout draws
+    no weights: the same seed gives the same weights with or without it)."""
     from attnlib.seq2seq import build_model
 
     t = task()
     torch.manual_seed(seed)
-    return build_model("bahdanau", t.src_vocab, t.tgt_vocab, device="cpu", **SIZES)
+    return build_model("bahdanau", t.src_vocab, t.tgt_vocab, device="cpu", dropout=dropout, **SIZES)
 
 
 @torch.no_grad()
@@ -257,24 +229,28 @@ def valid_loss(net: nn.Module, data: list[tuple[torch.Tensor, ...]]) -> float:
     return total / max(count, 1)
 
 
-def run(train_loop: Any, seed: int = 0, ascend: bool = False) -> dict[str, Any]:
+def run(train_loop: Any, seed: int = 0, probe: dict[str, Any] | None = None) -> dict[str, Any]:
     """Build the model (weights of ``seed``), the optimizer and the batches, call ``train_loop`` on them (one
-    thread), and return plain data: the trained parameters, the loop's history and what it did."""
+    thread), and return plain data: the trained parameters, the loop's history and what it did. ``probe``: one
+    of the short runs of ``attnlib.grading.loop_probes`` instead of the main one."""
     t = task()
-    train_b, valid_b = batches(t.train), batches(t.valid)
-    max_epochs, patience = BUDGET["max_epochs"], BUDGET["patience"]
-    if ascend:
-        train_b, valid_b = train_b[: ASCENT["batches"]], valid_b[:1]  # short: it only has to stop
-        max_epochs, patience = ASCENT["max_epochs"], ASCENT["patience"]
+    if probe is None:
+        net, train_b, valid_b = build(seed), batches(t.train), batches(t.valid)
+        max_epochs, patience, clip = BUDGET["max_epochs"], BUDGET["patience"], BUDGET["clip"]
+        make_optimizer = lambda parameters: torch.optim.Adam(parameters, lr=BUDGET["lr"])  # noqa: E731
+    else:
+        from attnlib.grading import loop_probes
+
+        net, train_b, valid_b, max_epochs, patience, clip, make_optimizer = loop_probes.setup(probe, seed)
     recorder = Recorder()
-    model = LoopModel(build(seed), recorder)
+    model = LoopModel(net, recorder)
     params = dict(model.net.named_parameters())
-    optimizer = torch.optim.Adam(model.parameters(), lr=BUDGET["lr"])
-    optimizer.register_step_pre_hook(lambda opt, args, kwargs: recorder.step(params, ascend))
+    optimizer = make_optimizer(list(model.parameters()))
+    optimizer.register_step_pre_hook(lambda opt, args, kwargs: recorder.step(params))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        history = train_loop(model, optimizer, train_b, valid_b, max_epochs, patience, BUDGET["clip"])
+        history = train_loop(model, optimizer, train_b, valid_b, max_epochs, patience, clip)
     finally:
         torch.set_num_threads(threads)
     parameters = {k: v.detach().clone() for k, v in model.net.state_dict().items()}

@@ -90,13 +90,14 @@ def test_the_learner_package_holds_no_grader():
         "contract.py",
         "implementations.py",  # the table of each equation's implementations, which sets switch off
         "learner_tests.py",  # running a test the learner wrote against an implementation it can only call
+        "loop_probes.py",  # set 5 q6: short runs of the learner's loop whose right result the grader knows
         "maps.py",  # properties of attention maps that answers are read off
         "messages.py",  # the messages in the learner's language (catalogue messages_ko.json)
         "recorded.py",
         "results.py",  # otter's lines around the messages, in the learner's language
         "stepwise.py",  # set 5 q4: the decoder around the learner's step, its task, budget and thresholds
         "tracing.py",
-        "training_loop.py",  # set 5 q6: the model, data and record that the learner's train_loop runs on
+        "training_loop.py",  # set 5 q6: the model and data the learner's train_loop runs on, what it did
     ]
     sources = [p.read_text() for p in package.rglob("*.py")]
     assert not [s for s in sources if re.search(r"^\s*(from|import) attnlib_grader", s, re.M)]
