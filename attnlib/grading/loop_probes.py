@@ -19,6 +19,7 @@ seeds). Source: issue 27 (set 5 q6's record of what ran was forgeable).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import torch
@@ -104,14 +105,11 @@ def setup(probe: Any, seed: int):
     )
 
 
-def _direction(layer: torch.nn.Linear) -> tuple[torch.Tensor, torch.Tensor]:
+def _direction(weight: torch.Tensor, bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """R and r: a fixed random matrix and vector at the scale of the layer's initial weight."""
     g = torch.Generator().manual_seed(_DIRECTION_SEED)
-    scale = float(layer.weight.detach().std())
-    return (
-        torch.randn(layer.weight.shape, generator=g) * scale,
-        torch.randn(layer.bias.shape, generator=g) * scale,
-    )
+    scale = float(weight.detach().std())
+    return torch.randn(weight.shape, generator=g) * scale, torch.randn(bias.shape, generator=g) * scale
 
 
 class Waypoints(torch.optim.Optimizer):
@@ -122,7 +120,7 @@ class Waypoints(torch.optim.Optimizer):
         super().__init__(parameters, {})
         self.layer, self.alphas, self.taken = layer, list(alphas), 0
         self.start = (layer.weight.detach().clone(), layer.bias.detach().clone())
-        self.direction = _direction(layer)
+        self.direction = _direction(layer.weight, layer.bias)
 
     @torch.no_grad()
     def step(self, closure=None):  # noqa: ARG002 - the optimizer's signature
@@ -152,20 +150,31 @@ def flat(parameters: dict[str, torch.Tensor], names: list[str]) -> torch.Tensor:
     return torch.cat([parameters[n].detach().double().reshape(-1) for n in names])
 
 
+@lru_cache(maxsize=4)
+def _start(seed: int) -> dict[str, torch.Tensor]:
+    """θ_0 of ``seed`` (cached: the grader asks for it for every submission; callers do not change it)."""
+    return {n: p.detach().clone() for n, p in training_loop.build(seed).named_parameters()}
+
+
 def names() -> list[str]:
-    return [n for n, _ in training_loop.build().named_parameters()]
+    return list(_start(0))
 
 
 def update(parameters: dict[str, torch.Tensor], seed: int) -> torch.Tensor:
     """θ_1 - θ_0: what the step of a step probe moved, as one vector."""
-    start = dict(training_loop.build(seed).named_parameters())
-    return flat(parameters, names()) - flat(start, names())
+    return flat(parameters, names()) - flat(_start(seed), names())
 
 
 def step_gradients(probe: dict, seed: int) -> dict[str, torch.Tensor]:
-    """The gradient at θ_0, on the probe's batch, of the mean of each loss of ``LOSSES``, one vector each."""
+    """The gradient at θ_0, on the probe's batch, of the mean of each loss of ``LOSSES``, one vector each
+    (cached by probe and seed: the same for every submission)."""
     probe = checked(probe)
-    src, src_lengths, tgt = training_loop.batches(training_loop.task().train)[probe["batch"]]
+    return _step_gradients(probe["batch"], seed)
+
+
+@lru_cache(maxsize=8)
+def _step_gradients(batch: int, seed: int) -> dict[str, torch.Tensor]:
+    src, src_lengths, tgt = training_loop.batches(training_loop.task().train)[batch]
     out = {}
     for kind in LOSSES:
         net = training_loop.build(seed)
@@ -186,16 +195,24 @@ def step_cosines(parameters: dict[str, torch.Tensor], probe: dict, seed: int) ->
 def waypoint_losses(probe: dict, seed: int) -> dict[tuple[str, str, str], list[float]]:
     """(split, loss, average) -> the loss of every waypoint, in eval mode: split "valid" or "train" (the run's
     one training batch), loss of ``LOSSES[:3]``, average over the split's "tokens" (those the loss covers), of
-    its "batches"' means, or its sum over the "real tokens" (padding counted, divided by the real ones)."""
-    probe = checked(probe)
+    its "batches"' means, or its sum over the "real tokens" (padding counted, divided by the real ones);
+    cached by probe and seed."""
+    return _waypoint_losses(tuple(checked(probe)["alphas"]), seed)
+
+
+@lru_cache(maxsize=8)
+def _waypoint_losses(alphas: tuple[float, ...], seed: int) -> dict[tuple[str, str, str], list[float]]:
     t = training_loop.task()
     splits = {"valid": training_loop.batches(t.valid), "train": training_loop.batches(t.train)[:1]}
     net = training_loop.build(seed).eval()
     layer = net.decoder.out.W_y
-    (w0, b0), (R, r) = (layer.weight.detach().clone(), layer.bias.detach().clone()), _direction(layer)
+    (w0, b0), (R, r) = (
+        (layer.weight.detach().clone(), layer.bias.detach().clone()),
+        _direction(layer.weight, layer.bias),
+    )
     out: dict[tuple[str, str, str], list[float]] = {}
     with torch.no_grad():
-        for alpha in probe["alphas"]:
+        for alpha in alphas:
             layer.weight.copy_(w0 + alpha * R)
             layer.bias.copy_(b0 + alpha * r)
             for split, data in splits.items():
@@ -217,14 +234,14 @@ def waypoint_of(parameters: dict[str, torch.Tensor], probe: dict, seed: int) -> 
     """Which waypoint (0-based) the returned parameters are, or None: every other parameter as it started and
     the output layer at (W_0, b_0) + α_k (R, r) for one of the probe's α_k."""
     probe = checked(probe)
-    start = dict(training_loop.build(seed).named_parameters())
+    start = _start(seed)
     layer = ("decoder.out.W_y.weight", "decoder.out.W_y.bias")
     others = [n for n in names() if n not in layer]
     if not torch.equal(flat(parameters, others), flat(start, others)):
         return None
     got = flat(parameters, list(layer))
     w0 = flat(start, list(layer))
-    d = torch.cat([x.double().reshape(-1) for x in _direction(training_loop.build(seed).decoder.out.W_y)])
+    d = torch.cat([x.double().reshape(-1) for x in _direction(start[layer[0]], start[layer[1]])])
     for k, alpha in enumerate(probe["alphas"]):
         if torch.allclose(got, w0 + alpha * d, rtol=1e-5, atol=1e-6):
             return k
