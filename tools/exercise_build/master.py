@@ -97,8 +97,10 @@ def _raw_marker(cell) -> tuple[str, dict]:
     return first.lstrip("# ").strip(), (yaml.safe_load(rest) or {}) if rest.strip() else {}
 
 
-def _case_hidden(source: str) -> bool | None:
-    """hidden=... of the @test_case in a test cell; None if the cell defines no test case."""
+def _cases(source: str) -> dict[str, tuple[float, bool]]:
+    """The test cases a test cell defines: function name -> (points, hidden), read off each function's own
+    ``@test_case(points=..., hidden=...)``."""
+    cases = {}
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for dec in node.decorator_list:
@@ -107,8 +109,15 @@ def _case_hidden(source: str) -> bool | None:
                     if "points" not in kw:
                         raise ValueError(f"test case {node.name} must give points=")
                     hidden = kw.get("hidden")
-                    return bool(hidden.value) if isinstance(hidden, ast.Constant) else False
-    return None
+                    hidden = bool(hidden.value) if isinstance(hidden, ast.Constant) else False
+                    cases[node.name] = (float(kw["points"].value), hidden)
+    return cases
+
+
+def _case_hidden(source: str) -> bool | None:
+    """hidden=... of the @test_case in a test cell; None if the cell defines no test case."""
+    cases = _cases(source)
+    return next(iter(cases.values()))[1] if cases else None
 
 
 def _name_cases(source: str) -> str:
@@ -123,13 +132,6 @@ def _name_cases(source: str) -> str:
     if not names or named:
         return source
     return source.replace("@test_case(", f'@test_case(name="{names[0]}", ', 1)
-
-
-def _case_points(source: str) -> float:
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "test_case":
-            return float(next(k.value.value for k in node.keywords if k.arg == "points"))
-    return 0.0
 
 
 def _uncomment(line: str) -> str:
@@ -282,7 +284,7 @@ def parse(master_path: Path) -> ExerciseSet:
         raise ValueError(f"{master_path.name}: set name {config['name']!r} must be the file name")
     for q in questions:
         if not q.manual:
-            total = sum(_case_points(c) for c in q.public + q.hidden)
+            total = sum(points for c in q.public + q.hidden for points, _ in _cases(c).values())
             if abs(total - q.points) > 1e-9:
                 raise ValueError(f"{q.name}: its test cases give {total} points, the question {q.points}")
     for name, rules in (config.get("contract_exempt") or {}).items():
@@ -328,12 +330,7 @@ def _rubric(q: Question, master: str) -> dict:
                 f"{master}: {q.name} needs a rubric whose ideas add up to its {q.points:g} points"
             )
         return rubric
-    cases = {}
-    for source in q.public + q.hidden:
-        for node in ast.walk(ast.parse(source)):
-            decorators = getattr(node, "decorator_list", [])
-            if any(getattr(getattr(d, "func", None), "id", "") == "test_case" for d in decorators):
-                cases[node.name] = _case_points(ast.unparse(node))  # this case's own decorator
+    cases = {name: points for source in q.public + q.hidden for name, (points, _) in _cases(source).items()}
     why = rubric.get("tests") or {}
     if not isinstance(why, dict):
         raise ValueError(
