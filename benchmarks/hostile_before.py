@@ -141,19 +141,23 @@ def class_check(kind: str, spec: dict, text: str, set_name: str) -> str | None:
     return None
 
 
-def measure_set(args, set_name: str, out: Path) -> list[dict]:
+def _control(args, set_name: str, out: Path, folder: str, limit: float):
+    """--tree's bundle of the set, its full marks, and the control: today's solutions graded by --tree's
+    grader (rows, seconds, how it ended), with the questions where they get full marks there: a score
+    elsewhere measures nothing (a master changed since: a function renamed, a signature changed)."""
     bundle = out / f"{set_name}.zip"
     subprocess.run([args.python, "-c", BUNDLE, str(bundle), set_name], cwd=args.tree, check=True)
     full = {q: sum(p for p, *_ in found) for q, found in _cases(set_name).items()}
+    solutions = {"solutions.ipynb": exercises.submission(set_name)}
+    rows, _, seconds, ended = grade(args, bundle, solutions, out / set_name / folder, 1, limit)
+    scores = scores_of(next(iter(rows.values())), full) if rows else {}
+    return bundle, full, rows, seconds, ended, {q for q, v in scores.items() if v == full[q]}
+
+
+def measure_set(args, set_name: str, out: Path) -> list[dict]:
+    bundle, full, rows, seconds, ended, usable = _control(args, set_name, out, "control", 900)
     control = exercises.submission(set_name)
-    rows, _, seconds, ended = grade(
-        args, bundle, {"solutions.ipynb": control}, out / set_name / "control", 1, 900
-    )
     ok = rows is not None and scores_of(next(iter(rows.values())), full) == full
-    # questions where the tree's grader gives today's solutions full marks: a score elsewhere measures nothing
-    # (a master changed since: a function renamed, a signature changed)
-    control_scores = scores_of(next(iter(rows.values())), full) if rows else {}
-    usable = {q for q, v in control_scores.items() if v == full[q]}
     report = [
         {
             "set": set_name,
@@ -244,16 +248,8 @@ BUSY = ("huge_reply", "hash_collision", "budget_skew", "partial_reply")  # test_
 
 def measure_busy(args, set_name: str, out: Path) -> list[dict]:
     """One grading per busy class: two solutions beside the set's fixtures of that class, two busy loops."""
-    bundle = out / f"{set_name}.zip"
-    subprocess.run([args.python, "-c", BUNDLE, str(bundle), set_name], cwd=args.tree, check=True)
-    full = {q: sum(p for p, *_ in found) for q, found in _cases(set_name).items()}
+    bundle, full, _, _, _, usable = _control(args, set_name, out, "busy_control", args.min_timeout)
     specs = {p.stem: json.loads(p.read_text()) for p in sorted((FIXTURES / set_name).glob("hostile_*.json"))}
-    # the control, as measure_set's: the questions where --tree's grader gives today's solutions full marks
-    control = {"solutions.ipynb": exercises.submission(set_name)}
-    rows, _, _, _ = grade(args, bundle, control, out / set_name / "busy_control", 1, args.min_timeout)
-    usable = {
-        q for q, v in (scores_of(next(iter(rows.values())), full) if rows else {}).items() if v == full[q]
-    }
     report = []
     for kind in args.classes.split(","):
         notebooks = {f"solutions_{i}.ipynb": exercises.submission(set_name) for i in range(2)}

@@ -204,9 +204,20 @@ def catches(
     own: tuple[str, ...] = (),
 ) -> None:
     """The learner's test passes the right implementation and fails the wrong one (``bug`` says, in words,
-    what kind of mistake the wrong one makes)."""
+    what kind of mistake the wrong one makes; a hidden test does not say it: which bugs the hidden tests plant
+    stays hidden, from the feedback too, so that a resubmission cannot guard against exactly those)."""
+    from attnlib.grading.checks import in_hidden_case
+
     passes(test, right, what, off, own)
     if run_test(test, wrong, what, off, own).passed:
+        if in_hidden_case():
+            raise AssertionError(
+                say(
+                    "{what} lets one of the hidden bugs pass: guard against every bug of the kind the "
+                    "question names",
+                    what=what,
+                )
+            )
         raise AssertionError(
             say("{what} lets {bug} pass: add a check that such an implementation fails", what=what, bug=bug)
         )

@@ -60,3 +60,20 @@ def test_catches_fails_a_test_that_lets_the_wrong_implementation_pass():
         checks.passes(lambda f: None, right, "test_x(x)")
     with pytest.raises(AssertionError, match="never calls"):
         checks.catches(lambda f: None, right, wrong, "test_x(x)", "a softmax over the wrong axis")
+
+
+def test_a_hidden_case_does_not_say_which_bug_the_learners_test_let_pass():
+    """Which bugs the hidden tests plant stays hidden, from the feedback too: a resubmission could otherwise
+    guard against exactly those."""
+
+    def wrong(x):
+        return torch.softmax(x, dim=0)
+
+    def lax(f):
+        f(torch.randn(3, 4))
+
+    with checks.hidden_case(), pytest.raises(AssertionError) as hidden:
+        checks.catches(lax, right, wrong, "test_x(x)", "a softmax over the wrong axis")
+    assert "lets one of the hidden bugs pass" in str(hidden.value) and "wrong axis" not in str(hidden.value)
+    with pytest.raises(AssertionError, match="wrong axis"):  # the control: a public case names it
+        checks.catches(lax, right, wrong, "test_x(x)", "a softmax over the wrong axis")
