@@ -117,7 +117,7 @@ class Waypoints(torch.optim.Optimizer):
     (W_0, b_0) + α_k (R, r), in place (a "best" state that holds the model's own tensors keeps changing)."""
 
     def __init__(self, parameters, layer: torch.nn.Linear, alphas: list[float]) -> None:
-        super().__init__(parameters, {})
+        super().__init__(parameters, {"lr": 1.0})  # for loops that read or schedule an lr: it changes nothing
         self.layer, self.alphas, self.taken = layer, list(alphas), 0
         self.start = (layer.weight.detach().clone(), layer.bias.detach().clone())
         self.direction = _direction(layer.weight, layer.bias)
