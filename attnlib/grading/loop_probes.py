@@ -205,28 +205,33 @@ def _waypoint_losses(alphas: tuple[float, ...], seed: int) -> dict[tuple[str, st
     t = training_loop.task()
     splits = {"valid": training_loop.batches(t.valid), "train": training_loop.batches(t.train)[:1]}
     net = training_loop.build(seed).eval()
-    layer = net.decoder.out.W_y
-    (w0, b0), (R, r) = (
-        (layer.weight.detach().clone(), layer.bias.detach().clone()),
-        _direction(layer.weight, layer.bias),
-    )
-    out: dict[tuple[str, str, str], list[float]] = {}
+    layer = net.decoder.out.W_y  # the only layer a waypoint moves: its input is the same at every waypoint
+    (w0, b0), (R, r) = (layer.weight.detach(), layer.bias.detach()), _direction(layer.weight, layer.bias)
+    seen: list[torch.Tensor] = []
+    hook = layer.register_forward_hook(lambda module, args, output: seen.append(args[0].detach()))
     with torch.no_grad():
-        for alpha in alphas:
-            layer.weight.copy_(w0 + alpha * R)
-            layer.bias.copy_(b0 + alpha * r)
-            for split, data in splits.items():
-                logits = [training_loop.LoopModel(net)(s, n, tgt[:, :-1]) for s, n, tgt in data]
-                real = [loss_sum(z, tgt)[1] for z, (_, _, tgt) in zip(logits, data, strict=True)]
-                for kind in LOSSES[:3]:
-                    sums = [loss_sum(z, tgt, kind) for z, (_, _, tgt) in zip(logits, data, strict=True)]
-                    averages = {
-                        "tokens": float(sum(s for s, _ in sums)) / sum(c for _, c in sums),
-                        "batches": sum(float(s) / c for s, c in sums) / len(sums),
-                        "real tokens": float(sum(s for s, _ in sums)) / sum(real),
-                    }
-                    for average, value in averages.items():
-                        out.setdefault((split, kind, average), []).append(value)
+        features = {}  # split -> the output layer's input for each batch (one forward pass per batch)
+        for split, data in splits.items():
+            seen.clear()
+            for s, n, tgt in data:
+                training_loop.LoopModel(net)(s, n, tgt[:, :-1])
+            features[split] = list(seen)
+    hook.remove()
+    out: dict[tuple[str, str, str], list[float]] = {}
+    for alpha in alphas:
+        weight, bias = w0 + alpha * R, b0 + alpha * r
+        for split, data in splits.items():
+            logits = [F.linear(x, weight, bias) for x in features[split]]  # (B, T + 1, V) at this waypoint
+            real = [loss_sum(z, tgt)[1] for z, (_, _, tgt) in zip(logits, data, strict=True)]
+            for kind in LOSSES[:3]:
+                sums = [loss_sum(z, tgt, kind) for z, (_, _, tgt) in zip(logits, data, strict=True)]
+                averages = {
+                    "tokens": float(sum(s for s, _ in sums)) / sum(c for _, c in sums),
+                    "batches": sum(float(s) / c for s, c in sums) / len(sums),
+                    "real tokens": float(sum(s for s, _ in sums)) / sum(real),
+                }
+                for average, value in averages.items():
+                    out.setdefault((split, kind, average), []).append(value)
     return out
 
 
