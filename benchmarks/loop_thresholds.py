@@ -150,8 +150,9 @@ def probed(mistake: str, seed: int) -> dict:
     should = probes.stop_epoch(right, STOP_PROBE["patience"])
     return {
         "cos_right": cosines["right"],
-        "loss_right": cosines["right"] >= 0.99,
-        "clipped": abs(float(clipped.norm()) - want) <= 1e-3 * want and along >= 0.999,
+        "loss_right": cosines["right"] >= probes.LOSS_COSINE,
+        "clipped": abs(float(clipped.norm()) - want) <= probes.CLIP_RTOL * want
+        and along >= probes.CLIP_COSINE,
         "valid_split": probes.reported_split(run["history"]["valid_loss"], losses) == "valid",
         "stops": ran == should and ended is not None and ended < ran,
         "keeps": ended == min(range(min(ran, len(right))), key=right.__getitem__),

@@ -206,6 +206,18 @@ def build(seed: int = 0, dropout: float = 0.0) -> nn.Module:
     return build_model("bahdanau", t.src_vocab, t.tgt_vocab, device="cpu", dropout=dropout, **SIZES)
 
 
+def loss_sum(logits: torch.Tensor, tgt: torch.Tensor, kind: str = "right") -> tuple[torch.Tensor, int]:
+    """The cross-entropy of ``logits`` (B, T + 1, V) against ``tgt`` (B, T + 2) summed over the positions the
+    loss ``kind`` covers, and their number: right (next tokens, padding skipped), padding (counted),
+    own_input (the input as its own target), no_eos (the end token skipped)."""
+    target = tgt[:, :-1] if kind == "own_input" else tgt[:, 1:]  # (B, T + 1)
+    if kind == "no_eos":
+        target = target.masked_fill(target == EOS_ID, PAD_ID)
+    keep = torch.ones_like(target, dtype=torch.bool) if kind == "padding" else target != PAD_ID
+    nll = -torch.log_softmax(logits.double(), dim=-1).gather(-1, target[..., None])[..., 0]  # (B, T + 1)
+    return nll[keep].sum(), int(keep.sum())
+
+
 @torch.no_grad()
 def valid_loss(net: nn.Module, data: list[tuple[torch.Tensor, ...]]) -> float:
     """Masked cross-entropy per real target token (y and <eos>) of ``net`` on ``data``, in eval mode."""
@@ -220,11 +232,8 @@ def valid_loss(net: nn.Module, data: list[tuple[torch.Tensor, ...]]) -> float:
             src_mask=lengths_to_mask(src_lengths, src.shape[1]),
         )
         logits, _ = net(batch)
-        logp = torch.log_softmax(logits.double(), dim=-1)
-        target = tgt[:, 1:]
-        real = target != PAD_ID
-        total += float(-logp.gather(-1, target[..., None])[..., 0][real].sum())
-        count += int(real.sum())
+        summed, tokens = loss_sum(logits, tgt)
+        total, count = total + float(summed), count + tokens
     net.train(was)
     return total / max(count, 1)
 
