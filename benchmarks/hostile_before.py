@@ -15,9 +15,12 @@ Each fixture is graded alone in a grader process of its own under a hard timeout
 the six name fixtures of a set are graded together (their hole is between them), and budget_many_cells
 beside the solutions at --jobs 2 (its hole is the classmate's score). A fixture passes when it gets its
 declared scores and what test_hostile26.py asks of its class beyond them (inert feedback, /dev limits,
-labels, the contract's or switch-off's message, no expected value in a hidden message). The solutions are
-graded first in the same way, as a control: a tree whose grader does not give them full marks measures
-nothing. Prints one line per fixture and a table of set x class; writes <out>/results.json.
+labels, the contract's or switch-off's message, no expected value in a hidden message); a fixture that
+declares ``grader_memory_mb`` (hostile_object_replies: two 64 MB frames, a frame and what it decodes to) also
+keeps the grader's peak memory within that of the control's (hole 13: "grader memory 0.4 -> 1.0 GB"). The
+solutions are graded first in the same way, as a control: a tree whose grader does not give them full marks
+measures nothing. ``--classes`` grades only those classes. Prints one line per fixture and a table of set x
+class; writes <out>/results.json.
 
 ``--busy``: the classes whose hole is a classmate's loss (huge replies, colliding hashes, a budget skewed by
 the grader's own work, a reply that stops midway) get their own declared scores from an old grader too; what
@@ -44,6 +47,7 @@ sys.path.insert(0, str(ROOT / "tests" / "exercises"))
 
 import nbformat  # noqa: E402
 from exercise_helpers import FIXTURES, exercises, fixture_file_name, fixture_notebook  # noqa: E402
+from hostile26 import PEAK  # noqa: E402
 
 BUNDLE = """import importlib.util, sys
 sys.path.insert(0, "tools")
@@ -61,12 +65,22 @@ def grade(
     (work / "in").mkdir(parents=True)
     for file_name, nb in notebooks.items():
         nbformat.write(nb, os.path.join(work / "in", file_name))
-    command = [args.python, "tools/grade.py", str(bundle), str(work / "in"), "--out", str(work / "out")]
+    command = [
+        args.python,
+        "-c",
+        PEAK,
+        "tools/grade.py",
+        str(bundle),
+        str(work / "in"),
+        "--out",
+        str(work / "out"),
+    ]
     start = time.monotonic()
     try:
         done = subprocess.run(
             ["timeout", "-k", "10", str(int(limit)), *command + ["--jobs", str(jobs)]],
             cwd=args.tree,
+            env=dict(os.environ, PEAK_OUT=str(work / "peak_kb")),
             capture_output=True,
             text=True,
             errors="replace",
@@ -84,6 +98,12 @@ def grade(
         rows = {r["submission"]: r for r in csv.DictReader(lines[header:])}
     feedback = {p.stem: p.read_text(errors="replace") for p in (work / "out" / "feedback").glob("*.md")}
     return rows, feedback, seconds, ended
+
+
+def peak_mb(work: Path) -> float | None:
+    """The peak resident memory of the grader process of ``grade(..., work, ...)``, in MB."""
+    found = work / "peak_kb"
+    return int(found.read_text()) / 1024 if found.is_file() else None
 
 
 def scores_of(row: dict, declared: dict) -> dict:
@@ -156,6 +176,7 @@ def _control(args, set_name: str, out: Path, folder: str, limit: float):
 
 def measure_set(args, set_name: str, out: Path) -> list[dict]:
     bundle, full, rows, seconds, ended, usable = _control(args, set_name, out, "control", 900)
+    control_mb = peak_mb(out / set_name / "control")
     control = exercises.submission(set_name)
     ok = rows is not None and scores_of(next(iter(rows.values())), full) == full
     report = [
@@ -164,6 +185,7 @@ def measure_set(args, set_name: str, out: Path) -> list[dict]:
             "fixture": "solutions (control)",
             "class": "control",
             "seconds": seconds,
+            "peak_mb": control_mb,
             "ended": ended,
             "passes": ok,
             "why": "" if ok else f"{rows and next(iter(rows.values()))}",
@@ -174,7 +196,7 @@ def measure_set(args, set_name: str, out: Path) -> list[dict]:
     specs = {p.stem: json.loads(p.read_text()) for p in sorted((FIXTURES / set_name).glob("hostile_*.json"))}
     names = {f: s for f, s in specs.items() if s["class"] == "name_collision"}
     for fixture, spec in specs.items():
-        if spec["class"] == "name_collision":
+        if spec["class"] == "name_collision" or args.classes and spec["class"] not in args.classes.split(","):
             continue
         notebooks = {fixture_file_name(fixture, spec): fixture_notebook(set_name, spec)}
         beside = spec["class"] == "budget_skew"
@@ -196,19 +218,25 @@ def measure_set(args, set_name: str, out: Path) -> list[dict]:
             problem = class_check(spec["class"], spec, text, set_name)
             if problem:
                 why.append(problem)
+            grew = (peak_mb(out / set_name / fixture) or 0) - (control_mb or 0)
+            if grew > spec.get("grader_memory_mb", float("inf")):  # hole 13
+                why.append(
+                    f"the grader's memory grew by {grew:.0f} MB, more than {spec['grader_memory_mb']} MB"
+                )
         report.append(
             {
                 "set": set_name,
                 "fixture": fixture,
                 "class": spec["class"],
                 "seconds": round(seconds, 1),
+                "peak_mb": round(peak_mb(out / set_name / fixture) or 0),
                 "ended": ended,
                 "passes": not why,
                 "why": "; ".join(why),
             }
         )
         print(json.dumps(report[-1]), flush=True)
-    if names:
+    if names and (not args.classes or "name_collision" in args.classes.split(",")):
         notebooks = {fixture_file_name(f, s): fixture_notebook(set_name, s) for f, s in names.items()}
         rows, feedback, seconds, ended = grade(args, bundle, notebooks, out / set_name / "names", 2, limit)
         why = []
@@ -310,12 +338,13 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--min-timeout", type=float, default=120, help="seconds per grader process, at least")
     parser.add_argument("--busy", action="store_true", help="the busy-loop scenario instead (see above)")
-    parser.add_argument("--classes", default=",".join(BUSY), help="--busy: the classes, comma-separated")
+    parser.add_argument("--classes", help=f"only these classes, comma-separated (--busy: {','.join(BUSY)})")
     args = parser.parse_args()
     args.tree = str(Path(args.tree).resolve())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.busy:
+        args.classes = args.classes or ",".join(BUSY)
         busy = [r for p in exercises.masters(args.sets.split(",")) for r in measure_busy(args, p.stem, out)]
         (out / "busy.json").write_text(json.dumps(busy, indent=1))
         return

@@ -67,6 +67,15 @@ for _fd in range(3, 64):
 while True:
     time.sleep(60)"""
 
+# Hole 13, measured: runs tools/grade.py (argv[1:]) and writes the grader process's peak resident memory (kB)
+# to $PEAK_OUT (test_hostile26, benchmarks/hostile_before.py).
+PEAK = """import atexit, os, resource, runpy, sys
+atexit.register(lambda: open(os.environ["PEAK_OUT"], "w").write(
+    str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
+runpy.run_path(sys.argv[0], run_name="__main__")"""
+
 # Hole 12: Markdown, HTML and terminal control in what the feedback quotes.
 MARKUP = (
     "\n\n# Feedback: pwned\n\nAutomatic score: 99 / 10\n\n## q9: 9 / 9\n\n- hidden test `x`: passed\n"
@@ -205,6 +214,15 @@ def generic(set_name: str) -> dict[str, dict]:
             "huge_reply",
             scores_when_broken(set_name, name, kills=False),
             after=[wrapper(name, "import torch", returns="torch.zeros(11 * 2**20)")],
+        ),
+        "object_replies": fixture(
+            f"{name} returns 220 lists of 10,000 Python floats in every call (61 MB as the old grader's JSON, "
+            "under its 64 MB cap: it parsed them whole into 2.2 million objects, 0.8 GB): refused, unparsed, "
+            "as too large; the grader's memory grows by at most two frames",
+            "huge_reply",
+            scores_when_broken(set_name, name, kills=False),
+            after=[wrapper(name, "pass", returns="[[0.5] * 10_000 for _ in range(220)]")],
+            grader_memory_mb=2 * 64,  # a 64 MB frame and what it decodes to, no larger (hole 13)
         ),
         "budget_many_cells": fixture(
             "right answers in a notebook of 20,000 more code cells: reading it costs the grader this "

@@ -12,7 +12,7 @@ import threading
 import time
 
 import pytest
-from exercise_helpers import FIXTURES, SETS
+from exercise_helpers import FIXTURES, ROOT, SETS
 
 ALL = tuple(s[:2] for s in SETS) or ("01",)
 # class -> the sets it applies to (every set: the attack does not depend on the set's questions)
@@ -67,6 +67,51 @@ def rendered(text):
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").parse(text)
+
+
+def peak_memory_mb(bundle, notebooks: dict, work) -> float:
+    """The grader process's peak resident memory, in MB, grading ``notebooks`` ({file name: notebook})."""
+    import nbformat
+    from hostile26 import PEAK
+
+    (work / "in").mkdir(parents=True)
+    for file_name, nb in notebooks.items():
+        nbformat.write(nb, str(work / "in" / file_name))
+    command = [sys.executable, "-c", PEAK, "tools/grade.py", str(bundle), str(work / "in")]
+    subprocess.run(
+        [*command, "--out", str(work / "out"), "--jobs", "1"],
+        cwd=ROOT,
+        env=dict(os.environ, PEAK_OUT=str(work / "peak_kb")),
+        check=True,
+        capture_output=True,
+    )
+    return int((work / "peak_kb").read_text()) / 1024
+
+
+MEMORY = [(s, f) for s, f in HOSTILE if "grader_memory_mb" in spec_of(s, f)]
+
+
+def test_every_set_has_a_huge_reply_fixture_with_a_memory_bound():
+    assert {s for s, _ in of_class("huge_reply")} <= {s for s, _ in MEMORY}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,fixture", MEMORY[:1], ids=lambda v: str(v))
+def test_a_reply_of_millions_of_objects_costs_the_grader_no_more_memory_than_declared(
+    built, name, fixture, tmp_path
+):
+    """Hole 13 ("grader memory 0.4 -> 1.0 GB"): the old grader parsed a reply of up to 64 MB whole, so 61
+    MB of JSON floats became 2.2 million objects. Now the JSON part of a frame holds at most 4 MB (the sandbox
+    sends "too large" instead; a forged header is refused before the body is read), so grading the fixture
+    costs at most its declared two frames more than grading the solutions (the old grader: 1,083 MB against
+    315 in set 1, 672-777 MB more in every set; benchmarks/hostile_before.py). One set: the codec does not
+    depend on the set."""
+    from exercise_helpers import exercises, fixture_notebook
+
+    spec = spec_of(name, fixture)
+    solutions = peak_memory_mb(built[name], {"s.ipynb": exercises.submission(name)}, tmp_path / "s")
+    hostile = peak_memory_mb(built[name], {"h.ipynb": fixture_notebook(name, spec)}, tmp_path / "h")
+    assert hostile - solutions <= spec["grader_memory_mb"], (hostile, solutions)
 
 
 @pytest.mark.parametrize("name,fixture", of_class("markup"), ids=lambda v: str(v))
