@@ -8,7 +8,7 @@ decoded output, on gold data, or on hand-made examples alike. Decoded id sequenc
     token accuracy  = sum_n sum_t [y^hat_{n,t} == y_{n,t}] / sum_n |y_n|
     perplexity      = exp(-(1/N_tok) sum log p(y_t | y_<t, x))          (mean NLL over non-pad tokens)
     BLEU            = sacrebleu.corpus_bleu                              (Papineni et al. 2002; Post 2018)
-    AER             = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)            (Och & Ney 2003, §4.1, eq. 17)
+    AER             = 1 - (|A ∩ S| + |A ∩ P|) / (|A| + |S|)            (Och & Ney 2003)
 
 The ``*_scores`` functions return the same measures per test sentence (``attnlib.ranking.TestScores``), so
 that a ranking of trained variants can weigh the test set's own sampling noise
