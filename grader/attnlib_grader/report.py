@@ -36,6 +36,9 @@ _KEEP = set(" -_.,()=+@")
 _HEADER_NOTE = "submission"
 
 
+LEARNERS = "for_learners"  # the folder of the feedback without the teacher's rubrics
+
+
 def escaped(text: str) -> str:
     """``text`` with every character but letters, digits and `` -_.,()=+@`` written ``%XX`` (one-to-one)."""
     out = []
@@ -143,6 +146,16 @@ def _feedback(result: Any, set_name: str, rubrics: dict | None) -> str:
         say("Automatic score: {score:g} / {possible:g}", score=total, possible=possible),
         "",
     ]
+    if rubrics is not None:  # the teacher's copy
+        lines += [
+            "> "
+            + say(
+                "Teacher's copy: its rubrics say what the hidden tests check. Give the learner {path}, the "
+                "same feedback without them.",
+                path=inert(str(Path(LEARNERS) / result.name)) + ".md",
+            ),
+            "",
+        ]
     for q in result.questions:
         if q.manual:
             shown = say(
@@ -191,7 +204,7 @@ class Results:
 
     def __init__(self, out: str | Path, questions: list[dict], set_name: str) -> None:
         self.out, self.set_name = Path(out), set_name
-        for folder in ("feedback", "for_learners"):
+        for folder in ("feedback", LEARNERS):
             (self.out / folder).mkdir(parents=True, exist_ok=True)
         self.names = [q["name"] for q in questions]
         self.rubrics = {q["name"]: q.get("rubric") for q in questions}
@@ -228,7 +241,7 @@ class Results:
         """Write this submission's feedback and its row now; a failure to write one is reported, not fatal."""
         with self.lock:
             try:
-                for folder, rubrics in (("feedback", self.rubrics), ("for_learners", None)):
+                for folder, rubrics in (("feedback", self.rubrics), (LEARNERS, None)):
                     path = self.out / folder / f"{result.name}.md"
                     path.write_text(feedback(result, self.set_name, rubrics), encoding="utf-8")
             except OSError as e:

@@ -55,4 +55,6 @@ def test_the_learners_copy_of_the_feedback_holds_no_rubric(tmp_path):
     learner = (tmp_path / "for_learners" / "learner.md").read_text()
     assert "Rubric (for the teacher):" in teacher and "the values (S" in teacher  # the control
     assert "Rubric" not in learner and "the values (S" not in learner and "an idea" not in learner
+    shown = MarkdownIt("commonmark").render(teacher)
+    assert "Teacher's copy" in shown and "for_learners/learner.md" in shown and "copy" not in learner
     assert learner.split("## q1", 1)[1].split("\n\n", 1)[0] in teacher  # the same scores and messages
