@@ -203,6 +203,7 @@ def measure_set(args, set_name: str, out: Path) -> list[dict]:
         if beside:
             notebooks["solutions.ipynb"] = control
         rows, feedback, seconds, ended = grade(args, bundle, notebooks, out / set_name / fixture, 2, limit)
+        peak = peak_mb(out / set_name / fixture)
         why = []
         if rows is None:
             why.append(f"no scores.csv ({ended})")
@@ -218,18 +219,21 @@ def measure_set(args, set_name: str, out: Path) -> list[dict]:
             problem = class_check(spec["class"], spec, text, set_name)
             if problem:
                 why.append(problem)
-            grew = (peak_mb(out / set_name / fixture) or 0) - (control_mb or 0)
-            if grew > spec.get("grader_memory_mb", float("inf")):  # hole 13
-                why.append(
-                    f"the grader's memory grew by {grew:.0f} MB, more than {spec['grader_memory_mb']} MB"
-                )
+            if "grader_memory_mb" in spec:  # hole 13
+                if peak is None or control_mb is None:
+                    why.append("the grader's peak memory was not measured")
+                elif peak - control_mb > spec["grader_memory_mb"]:
+                    grew = peak - control_mb
+                    why.append(
+                        f"the grader's memory grew by {grew:.0f} MB, more than {spec['grader_memory_mb']} MB"
+                    )
         report.append(
             {
                 "set": set_name,
                 "fixture": fixture,
                 "class": spec["class"],
                 "seconds": round(seconds, 1),
-                "peak_mb": round(peak_mb(out / set_name / fixture) or 0),
+                "peak_mb": peak and round(peak),
                 "ended": ended,
                 "passes": not why,
                 "why": "; ".join(why),
