@@ -67,6 +67,47 @@ for _fd in range(3, 64):
 while True:
     time.sleep(60)"""
 
+# Hole 4, made to bite: a reply of 20 million empty JSON objects (60 MB, under the old 64 MB cap), which the old
+# grader parsed whole with the interpreter lock held, seconds a reply. Sent cheaply: the sandbox's own encoder
+# and json.dumps are patched to splice a text built once into every reply that carries ``_S`` (where they can be
+# found; where not, ``_S`` is sent as an empty list).
+PARSE_BOMB = r"""
+import json as _json
+import sys as _sys
+import types as _types
+
+_BOMB = "[" + "{}," * (20_000_000 - 1) + "{}]"  # 60 MB of JSON: 20 million empty objects
+
+
+class _Sentinel(list):
+    pass
+
+
+_S = _Sentinel()
+
+
+def _patch():
+    for _m in list(_sys.modules.values()):
+        if not getattr(_m, "__name__", "").startswith("attnlib_grader"):
+            continue
+        if callable(getattr(_m, "encode", None)) and not getattr(_m.encode, "_bomb", False):
+
+            def _enc(obj, *a, _real=_m.encode, **k):
+                return "__BOMB__" if obj is _S else _real(obj, *a, **k)
+
+            _enc._bomb = True
+            _m.encode = _enc
+        if getattr(_m, "json", None) is _json:
+            _shim = _types.ModuleType("json")
+            _shim.__dict__.update(_json.__dict__)
+            _shim.dumps = lambda obj, *a, **k: _json.dumps(obj, *a, **k).replace('"__BOMB__"', _BOMB)
+            _m.json = _shim
+
+
+_patch()
+"""
+
+
 # Hole 13, measured: runs tools/grade.py (argv[1:]) and writes the grader process's peak resident memory (kB)
 # to $PEAK_OUT (test_hostile26, benchmarks/hostile_before.py).
 PEAK = """import atexit, os, resource, runpy, sys
@@ -230,6 +271,15 @@ def generic(set_name: str) -> dict[str, dict]:
             "budget_skew",
             full,
             repeat_after=["pass", 20_000],
+        ),
+        "budget_parse_bomb": fixture(
+            f"{name} replies with 20 million empty JSON objects (60 MB, spliced into the sandbox's own message "
+            "by patching its encoder): the old grader parsed each reply whole with the interpreter lock held, "
+            "seconds at a time, on a classmate's wall clock; now the sandbox sends 'too large', and a budget is "
+            "CPU time",
+            "budget_skew",
+            scores_when_broken(set_name, name, kills=False),
+            after=[PARSE_BOMB, wrapper(name, "pass", returns="_S")],
         ),
         "markup": fixture(
             f"{name} raises, and a cell raises, with a message of fake headings and scores, raw HTML, a "
