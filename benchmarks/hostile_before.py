@@ -24,10 +24,12 @@ class; writes <out>/results.json.
 
 ``--busy``: the classes whose hole is a classmate's loss (huge replies, colliding hashes, a budget skewed by
 the grader's own work, a reply that stops midway) get their own declared scores from an old grader too; what
-shows their hole is test_hostile26.py's busy-loop test: two solutions graded at --jobs 2 beside the set's
-fixtures of those classes while two ``while True: pass`` loops take both cores. This mode runs that scenario
-with --tree's grader (one grader process, a hard timeout) and says whether the solutions kept full marks;
-writes <out>/busy.json.
+shows their hole is a solution graded beside them while two ``while True: pass`` loops take both cores
+(test_hostile26.py's busy-loop test grades the set's fixtures of those classes together between two
+solutions). This mode grades each such fixture with --tree's grader at --jobs 2 between two solutions (the
+first graded beside it from the start, the second when the first is done; one grader process, a hard
+timeout) and says whether both kept full marks on the questions the control can compare; a fixture "passes"
+when they did. Writes <out>/busy.json and prints a table.
 """
 
 import argparse
@@ -279,33 +281,35 @@ BUSY = ("huge_reply", "hash_collision", "budget_skew", "partial_reply")  # test_
 
 
 def measure_busy(args, set_name: str, out: Path) -> list[dict]:
-    """One grading per busy class: two solutions beside the set's fixtures of that class, two busy loops."""
+    """One grading per busy-class fixture: a solution graded beside it from the start, a second after that
+    one (beside what is left of it), two busy loops on the cores."""
     bundle, full, _, _, _, usable = _control(args, set_name, out, "busy_control", args.min_timeout)
     specs = {p.stem: json.loads(p.read_text()) for p in sorted((FIXTURES / set_name).glob("hostile_*.json"))}
     report = []
-    for kind in args.classes.split(","):
-        notebooks = {f"solutions_{i}.ipynb": exercises.submission(set_name) for i in range(2)}
-        for fixture, spec in specs.items():
-            if spec["class"] == kind:
-                notebooks[fixture_file_name(fixture, spec)] = fixture_notebook(set_name, spec)
+    for fixture, spec in specs.items():
+        if spec["class"] not in args.classes.split(","):
+            continue
+        notebooks = {"a_solutions.ipynb": exercises.submission(set_name)}
+        notebooks[fixture_file_name(fixture, spec)] = fixture_notebook(set_name, spec)
+        notebooks["z_solutions.ipynb"] = exercises.submission(set_name)
         loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
         try:
-            work = out / set_name / f"busy_{kind}"
+            work = out / set_name / f"busy_{fixture}"
             rows, _, seconds, ended = grade(args, bundle, notebooks, work, 2, args.min_timeout)
         finally:
             for loop in loops:
                 loop.kill()
                 loop.wait()
-        got = {k: scores_of(r, full) for k, r in (rows or {}).items() if k.startswith("solutions")}
+        got = {k: scores_of(r, full) for k, r in (rows or {}).items() if k.endswith("solutions")}
         kept = len(got) == 2 and all(scores[q] == full[q] for scores in got.values() for q in usable)
         report.append(
             {
                 "set": set_name,
-                "class": kind,
-                "fixtures": len(notebooks) - 2,
+                "fixture": fixture,
+                "class": spec["class"],
                 "seconds": round(seconds, 1),
                 "ended": ended,
-                "solutions_kept_full_marks": kept,
+                "passes": kept,
                 "solutions": got,
                 "compared": sorted(usable),
             }
@@ -351,6 +355,7 @@ def main() -> None:
         args.classes = args.classes or ",".join(BUSY)
         busy = [r for p in exercises.masters(args.sets.split(",")) for r in measure_busy(args, p.stem, out)]
         (out / "busy.json").write_text(json.dumps(busy, indent=1))
+        print(table(busy))
         return
     done = out / "results.json"
     report = json.loads(done.read_text()) if done.is_file() else []
