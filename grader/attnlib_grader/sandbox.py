@@ -174,8 +174,9 @@ class Sandbox:
             str(k): v for k, v in (names.items() if isinstance(names, dict) else []) if isinstance(v, dict)
         }
         self.values = (reply.get("values"), raw)
-        errors = reply.get("errors")
-        self.errors = [str(e)[:400] for e in (errors if isinstance(errors, list) else [])][:50]
+        errors = reply.get("errors") if isinstance(reply.get("errors"), list) else []
+        large = tr("the notebook's values were larger than the grader accepts")  # too large to send
+        self.errors = [str(e)[:400] for e in errors][:50] + ([large] if reply.get("too_large") else [])
 
     def value_names(self) -> dict[str, Any]:
         """The names' values, decoded afresh (a test that changes one changes no other question's)."""

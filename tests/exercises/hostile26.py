@@ -67,44 +67,31 @@ for _fd in range(3, 64):
 while True:
     time.sleep(60)"""
 
-# Hole 4, made to bite: a reply of 20 million empty JSON objects (60 MB, under the old 64 MB cap), which the old
-# grader parsed whole with the interpreter lock held, seconds a reply. Sent cheaply: the sandbox's own encoder
-# and json.dumps are patched to splice a text built once into every reply that carries ``_S`` (where they can be
-# found; where not, ``_S`` is sent as an empty list).
+# Hole 4, made to bite: every message of the notebook's values and every reply to a call carries, beside its
+# right content, 60 MB of JSON (6.7 million groups of four nested empty lists, under the old 64 MB cap), which the
+# old grader parsed whole with the interpreter lock held: 10-13 s a message, longer than a question's 10 s, on the
+# wall clock of the classmate graded beside it. Sent cheaply: the sandbox's own json.dumps is patched (where it
+# can be found; where not, nothing is padded) to splice a text built once into those messages.
 PARSE_BOMB = r"""
 import json as _json
 import sys as _sys
 import types as _types
 
-_BOMB = "[" + "{}," * (20_000_000 - 1) + "{}]"  # 60 MB of JSON: 20 million empty objects
+_PAD = "[" + "[[[[]]]]," * (6_666_666 - 1) + "[[[[]]]]]"  # 60 MB: 26.7 million empty lists, in fours
 
 
-class _Sentinel(list):
-    pass
+def _padded(obj, *a, **k):
+    if isinstance(obj, dict) and ("names" in obj or "repeatable" in obj) and "too_large" not in obj:
+        return _json.dumps({"pad": "__PAD__", **obj}, *a, **k).replace('"__PAD__"', _PAD, 1)
+    return _json.dumps(obj, *a, **k)
 
 
-_S = _Sentinel()
-
-
-def _patch():
-    for _m in list(_sys.modules.values()):
-        if not getattr(_m, "__name__", "").startswith("attnlib_grader"):
-            continue
-        if callable(getattr(_m, "encode", None)) and not getattr(_m.encode, "_bomb", False):
-
-            def _enc(obj, *a, _real=_m.encode, **k):
-                return "__BOMB__" if obj is _S else _real(obj, *a, **k)
-
-            _enc._bomb = True
-            _m.encode = _enc
-        if getattr(_m, "json", None) is _json:
-            _shim = _types.ModuleType("json")
-            _shim.__dict__.update(_json.__dict__)
-            _shim.dumps = lambda obj, *a, **k: _json.dumps(obj, *a, **k).replace('"__BOMB__"', _BOMB)
-            _m.json = _shim
-
-
-_patch()
+for _m in list(_sys.modules.values()):
+    if getattr(_m, "__name__", "").startswith("attnlib_grader") and getattr(_m, "json", None) is _json:
+        _shim = _types.ModuleType("json")
+        _shim.__dict__.update(_json.__dict__)
+        _shim.dumps = _padded
+        _m.json = _shim
 """
 
 
@@ -184,6 +171,25 @@ def guarded(case: ast.FunctionDef, params: list[str]) -> set[str]:
     return set()
 
 
+def learner_tests(set_name: str) -> set[str]:
+    """The learner's own tests: the names a hidden case hands to ``checks.catches``, ``passes`` or ``run_test``
+    (run in the sandbox against the grader's implementations; what comes back is a verdict)."""
+    ex = exercises.parse(exercises.SOURCE_DIR / f"{set_name}.ipynb")
+    found = set()
+    for q in ex.questions:
+        for cell in q.hidden + q.public:
+            for node in ast.walk(ast.parse(cell)):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("catches", "passes", "run_test")
+                    and node.args
+                    and isinstance(node.args[0], ast.Name)
+                ):
+                    found.add(node.args[0].id)
+    return found & set(ex.config["names"])
+
+
 def scores_when_broken(
     set_name: str,
     victim: str | None,
@@ -230,6 +236,12 @@ def fixture(description, kind, scores, after=(), base="solutions", **extra):
 def generic(set_name: str) -> dict[str, dict]:
     question, name = VICTIMS[set_name]
     full = {q: sum(p for p, *_ in found) for q, found in cases(set_name).items()}
+    tests = learner_tests(set_name)  # their runs send a verdict, not values: not padded
+    everything = tuple(
+        n
+        for n in exercises.parse(exercises.SOURCE_DIR / f"{set_name}.ipynb").config["names"]
+        if n not in tests
+    )
     out = {
         "partial_reply": fixture(
             f"{name} writes a reply header and one byte of its body on the grader's socket, then sleeps "
@@ -273,13 +285,15 @@ def generic(set_name: str) -> dict[str, dict]:
             repeat_after=["pass", 20_000],
         ),
         "budget_parse_bomb": fixture(
-            f"{name} replies with 20 million empty JSON objects (60 MB, spliced into the sandbox's own message "
-            "by patching its encoder): the old grader parsed each reply whole with the interpreter lock held, "
-            "seconds at a time, on a classmate's wall clock; now the sandbox sends 'too large', and a budget is "
-            "CPU time",
+            "right answers, and every message of values and every reply padded with 60 MB of nested empty lists "
+            "(the sandbox's own json.dumps patched): the old grader parsed each whole with the interpreter lock "
+            "held, 10-13 s at a time, on a classmate's wall clock (a solution graded beside it lost points); now "
+            "the sandbox sends 'too large' unparsed, so nothing the notebook sends arrives, and a budget is CPU "
+            "time",
             "budget_skew",
-            scores_when_broken(set_name, name, kills=False),
-            after=[PARSE_BOMB, wrapper(name, "pass", returns="_S")],
+            scores_when_broken(set_name, None, kills=False, broken=everything, values_right=False),
+            after=[PARSE_BOMB],
+            padded=True,  # test_hostile26: the feedback says both were too large
         ),
         "markup": fixture(
             f"{name} raises, and a cell raises, with a message of fake headings and scores, raw HTML, a "

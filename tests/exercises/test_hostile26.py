@@ -192,6 +192,17 @@ def test_a_road_to_a_switched_off_equation_is_closed(graded, name, fixture):
     assert "is switched off while grading" in feedback_of(graded, name, fixture)
 
 
+@pytest.mark.parametrize(
+    "name,fixture", [(s, f) for s, f in HOSTILE if spec_of(s, f).get("padded")], ids=lambda v: str(v)
+)
+def test_padded_messages_are_refused_before_the_grader_reads_them(graded, name, fixture):
+    """Hole 4, made to bite: the notebook's values and every reply, padded with 60 MB, are refused as too
+    large by the sandbox (the frame's JSON is capped at 4 MB), and the feedback says so for both."""
+    text = feedback_of(graded, name, fixture)
+    assert "values were larger than the grader accepts" in text
+    assert "returned a value larger than the grader accepts" in text
+
+
 def expected_values(name, names):
     """The values the set's solution gives these names, read from a sandbox that ran the solution."""
     from attnlib_grader.sandbox import Sandbox
@@ -334,16 +345,17 @@ BUSY = ("huge_reply", "hash_collision", "budget_skew", "partial_reply")
 @pytest.mark.parametrize("name", SETS)
 def test_solutions_keep_full_marks_beside_hostile_work_under_a_busy_loop_on_both_cores(built, name, tmp_path):
     """Holes 4 and 13 under load: two busy loops take both cores while the solutions are graded two at a time
-    beside the fixtures that make the grader work (huge replies, colliding hashes, 20,000 cells, a reply that
-    stops midway): budgets are CPU time, so the solutions lose nothing."""
+    beside the fixtures that make the grader work (huge replies, colliding hashes, 20,000 cells, replies
+    padded with 60 MB that the old grader parsed for 10-13 s each, a reply that stops midway): budgets are CPU
+    time and what is too large is refused unparsed, so the solutions lose nothing."""
     import nbformat
     from attnlib_grader.grade import grade_folder
     from exercise_helpers import exercises, fixture_notebook
 
     folder = tmp_path / "submissions"
     folder.mkdir()
-    for i in range(2):
-        nbformat.write(exercises.submission(name), folder / f"solutions_{i}.ipynb")
+    for first in "az":  # graded in name order: one solution beside the first fixture, one after the last
+        nbformat.write(exercises.submission(name), folder / f"{first}_solutions.ipynb")
     for s, fixture in HOSTILE:
         if s == name and spec_of(s, fixture)["class"] in BUSY:
             nbformat.write(fixture_notebook(name, spec_of(s, fixture)), folder / f"{fixture}.ipynb")
@@ -355,5 +367,5 @@ def test_solutions_keep_full_marks_beside_hostile_work_under_a_busy_loop_on_both
             loop.kill()
             loop.wait()
     for r in results:
-        if r.name.startswith("solutions"):
+        if r.name.endswith("solutions"):
             assert all(q.score == q.possible for q in r.questions if not q.manual), (r.name, r.notes)
