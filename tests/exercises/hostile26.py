@@ -288,7 +288,7 @@ def generic(set_name: str) -> dict[str, dict]:
             "right answers, and every message of values and every reply padded with 60 MB of nested empty lists "
             "(the sandbox's own json.dumps patched): the old grader parsed each whole with the interpreter lock "
             "held, 10-13 s at a time, on a classmate's wall clock (a solution graded beside it lost points); now "
-            "the sandbox sends 'too large' unparsed, so nothing the notebook sends arrives, and a budget is CPU "
+            "the sandbox sends 'too large' unparsed, so none of the notebook's values arrives, and a budget is CPU "
             "time",
             "budget_skew",
             scores_when_broken(set_name, None, kills=False, broken=everything, values_right=False),
