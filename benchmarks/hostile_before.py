@@ -215,8 +215,9 @@ def measure_set(args, set_name: str, out: Path) -> list[dict]:
             wrong = [q for q in usable if got is None or got[q] != spec["scores"][q]]
             if wrong:
                 why.append(f"scores {got} declared {spec['scores']} (compared on {sorted(usable)})")
-            if beside and scores_of(rows.get("solutions", {}), full) != full:
-                why.append(f"the solutions beside it got {scores_of(rows.get('solutions', {}), full)}")
+            beside_got = scores_of(rows.get("solutions", {}), full)
+            if beside and any(beside_got[q] != full[q] for q in usable):
+                why.append(f"the solutions beside it got {beside_got} (compared on {sorted(usable)})")
             text = next((t for label, t in feedback.items() if label != "solutions"), "")
             problem = class_check(spec["class"], spec, text, set_name)
             if problem:
