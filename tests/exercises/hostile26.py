@@ -171,11 +171,12 @@ def guarded(case: ast.FunctionDef, params: list[str]) -> set[str]:
     return set()
 
 
-def learner_tests(set_name: str) -> set[str]:
-    """The learner's own tests: the names a hidden case hands to ``checks.catches``, ``passes`` or ``run_test``
-    (run in the sandbox against the grader's implementations; what comes back is a verdict)."""
+def value_senders(set_name: str) -> tuple[str, ...]:
+    """The set's learner names whose replies carry values: all but the learner's own tests, the names a hidden
+    case hands to ``checks.catches``, ``passes`` or ``run_test`` (run in the sandbox against the grader's
+    implementations; what comes back is a verdict)."""
     ex = exercises.parse(exercises.SOURCE_DIR / f"{set_name}.ipynb")
-    found = set()
+    tests = set()
     for q in ex.questions:
         for cell in q.hidden + q.public:
             for node in ast.walk(ast.parse(cell)):
@@ -186,8 +187,8 @@ def learner_tests(set_name: str) -> set[str]:
                     and node.args
                     and isinstance(node.args[0], ast.Name)
                 ):
-                    found.add(node.args[0].id)
-    return found & set(ex.config["names"])
+                    tests.add(node.args[0].id)
+    return tuple(n for n in ex.config["names"] if n not in tests)
 
 
 def scores_when_broken(
@@ -236,12 +237,6 @@ def fixture(description, kind, scores, after=(), base="solutions", **extra):
 def generic(set_name: str) -> dict[str, dict]:
     question, name = VICTIMS[set_name]
     full = {q: sum(p for p, *_ in found) for q, found in cases(set_name).items()}
-    tests = learner_tests(set_name)  # their runs send a verdict, not values: not padded
-    everything = tuple(
-        n
-        for n in exercises.parse(exercises.SOURCE_DIR / f"{set_name}.ipynb").config["names"]
-        if n not in tests
-    )
     out = {
         "partial_reply": fixture(
             f"{name} writes a reply header and one byte of its body on the grader's socket, then sleeps "
@@ -291,7 +286,9 @@ def generic(set_name: str) -> dict[str, dict]:
             "the sandbox sends 'too large' unparsed, so none of the notebook's values arrives, and a budget is CPU "
             "time",
             "budget_skew",
-            scores_when_broken(set_name, None, kills=False, broken=everything, values_right=False),
+            scores_when_broken(
+                set_name, None, kills=False, broken=value_senders(set_name), values_right=False
+            ),
             after=[PARSE_BOMB],
             padded=True,  # test_hostile26: the feedback says both were too large
         ),
