@@ -26,17 +26,32 @@ SLOW_FIXTURES = {"graded", "simulated", "browser", "run_in_page"}
 
 @pytest.fixture(scope="session")
 def numeric_verdict():
-    """None if this machine reproduces the stored numbers under the pin, else why not (asked once a run, when
-    a test needs it: the check starts a process that imports torch)."""
-    return numeric_env.check()
+    """None if this machine reproduces the stored package data (results, trained weights, reference tables)
+    under the pin, else why not (asked once a run, when a test needs it: the check starts a process that
+    imports torch)."""
+    return numeric_env.check(kind="data")
+
+
+@pytest.fixture(scope="session")
+def notebooks_verdict():
+    """None if this machine reproduces the stored notebook outputs under the pin, else why not."""
+    return numeric_env.check(kind="notebooks")
 
 
 @pytest.fixture
 def reproducing_machine(numeric_verdict):
-    """For a test that compares numbers bit for bit with stored ones: skipped, with the reason, on a machine
-    that cannot reproduce them (tools/numeric_env.py), where the test command also compares no notebook."""
+    """For a test that recomputes stored package data bit for bit (tools/numeric_env.py, kind "data"):
+    skipped, with the reason, on a machine that cannot reproduce it."""
     if numeric_verdict is not None:
         pytest.skip(f"this machine cannot reproduce the stored numbers: {numeric_verdict}")
+
+
+@pytest.fixture
+def reproducing_notebooks(notebooks_verdict):
+    """For a test that compares a notebook's outputs bit for bit (kind "notebooks"): skipped, with the reason,
+    on a machine that cannot reproduce them, where the test command also compares no notebook."""
+    if notebooks_verdict is not None:
+        pytest.skip(f"this machine cannot reproduce the stored notebook outputs: {notebooks_verdict}")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects

@@ -1,20 +1,31 @@
 """Re-execute course notebooks in place, deterministically, to refresh their stored outputs.
 
-    python tools/execute_notebooks.py                      # every notebook in chapters/ and exercises/
+    python tools/execute_notebooks.py                      # every chapter
     python tools/execute_notebooks.py chapters/03_*.ipynb  # some of them
+    python tools/execute_notebooks.py --rebase             # every notebook, made on this machine from now on
 
 Each notebook first gets the current standard setup cell, then runs top to bottom in its own folder under the
 course's numeric environment (tools/numeric_env.py: the stored outputs are made under it; the notebooks seed
-torch themselves). Widget model ids, which Jupyter draws at random, are
-renumbered in order of appearance so that re-executing an unchanged notebook gives an unchanged file.
-Prints the wall time of each notebook, then rewrites the Colab editions that changed (tools/colab_edition.py).
-Refuses, and changes nothing, on a machine that cannot reproduce the stored outputs (``numeric_env.check``).
+torch themselves), with the prose's claims checked (a false one stops the run). Widget model ids, which
+Jupyter draws at random, are renumbered in order of appearance so that re-executing an unchanged notebook
+gives an unchanged file. Prints the wall time of each notebook, then rewrites the Colab editions that changed
+(tools/colab_edition.py); the Korean notebooks follow with ``tools/i18n.py generate``. The exercise sets'
+learner notebooks are made by their build (``tools/exercises.py build``, which withholds some outputs), not
+here.
+
+Refuses, and changes nothing, on a machine that cannot reproduce the stored outputs (``numeric_env.check``):
+outputs stored from there would not match those of the other notebooks on any machine. ``--rebase`` is the
+way out when the course moves to another kind of machine: every chapter runs here, then the exercise build
+remakes the learner notebooks, and only when all of them ran (every claim holding on the new numbers) does
+this machine's fingerprint become the notebooks' one (``numeric_env.record("notebooks")``). The stored
+package data (results, weights, reference tables) keep their own machine.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -68,18 +79,37 @@ def execute(path: Path) -> float:
     return seconds
 
 
+def exercise_build() -> None:
+    """The exercise sets' build, which executes their learner notebooks under the pin (tools/exercises.py)."""
+    subprocess.run([sys.executable, str(ROOT / "tools" / "exercises.py"), "build"], check=True)
+
+
 def main(argv: list[str]) -> int:
-    reason = numeric_env.check()
-    if reason is not None:  # outputs stored from here would not reproduce on the machines that check them
+    rebase = "--rebase" in argv
+    argv = [a for a in argv if a != "--rebase"]
+    if rebase and argv:
+        print(
+            "--rebase runs every notebook (a machine becomes the notebooks' one only once all of them were "
+            f"made on it): give no paths, not {' '.join(argv)}"
+        )
+        return 2
+    # outputs stored from a machine that cannot reproduce the others would match nothing anywhere
+    reason = numeric_env.verdict(*numeric_env.probe()[:4]) if rebase else numeric_env.check()
+    if reason is not None:
         print(f"cannot store outputs made here: {reason}")
         return 1
-    paths = [Path(a).resolve() for a in argv] or course_notebooks()
+    paths = [Path(a).resolve() for a in argv] or [
+        p for p in course_notebooks() if p.parent.name == "chapters"
+    ]
     total = 0.0
     for path in paths:
         seconds = execute(path)
         total += seconds
         print(f"{path.relative_to(ROOT)}: {seconds:.1f} s", flush=True)
     print(f"all {len(paths)} notebooks: {total:.1f} s")
+    if rebase:
+        exercise_build()
+        print(f"recorded this machine's numbers in {numeric_env.record('notebooks').relative_to(ROOT)}")
     colab_edition.write(paths)  # the Colab editions follow the stored outputs they are made from
     return 0
 

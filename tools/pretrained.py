@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("make", "check"):
         print(__doc__)
         return 2
-    reason = numeric_env.check()
+    reason = numeric_env.check(kind="data")
     if reason is not None:
         print(f"cannot {argv[0]} bit for bit here: {reason}")
         return 1

@@ -146,7 +146,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seeds", type=lambda text: [int(s) for s in text.split(",")])
     parser.add_argument("--rotating", action="store_true", help="check one seed of every recipe")
     args = parser.parse_args(argv)
-    reason = numeric_env.check()
+    reason = numeric_env.check(kind="data")
     if reason is not None:
         print(f"cannot {args.action} bit for bit here: {reason}")
         return 1

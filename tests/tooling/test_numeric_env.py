@@ -1,6 +1,8 @@
 """The numeric environment (tools/numeric_env.py): every kernel that executes a notebook runs under it,
 whatever the caller's environment says, and a machine that cannot reproduce the stored outputs is told why."""
 
+import datetime
+import json
 import os
 import subprocess
 import sys
@@ -20,7 +22,7 @@ HOSTILE = {
 }
 
 
-needs_avx2 = pytest.mark.usefixtures("reproducing_machine")  # conftest.py
+needs_avx2 = pytest.mark.usefixtures("reproducing_notebooks")  # conftest.py
 
 
 def hostile_env() -> dict[str, str]:
@@ -113,20 +115,97 @@ def test_a_machine_whose_matrix_products_round_otherwise_is_told_so():
 
 
 @pytest.mark.slow  # starts a process that imports torch
-def test_the_fingerprint_holds_the_recorded_numbers_and_a_changed_one_is_noticed(tmp_path, monkeypatch):
-    """The probe recomputes set 1's recorded norms (numeric_fingerprint.json, made on the reference machine):
-    the file holds the numbers of the committed recording, and with one number changed in its last bits no
-    machine reproduces it."""
-    import json
+@pytest.mark.parametrize("kind", sorted(numeric_env.FINGERPRINTS))
+def test_a_fingerprint_changed_in_its_last_bits_is_reproduced_nowhere(kind, tmp_path, monkeypatch):
+    """Positive control for the probe: whichever machine each kind was made on, with one of its numbers
+    changed in its last bits no machine reproduces it, and the reason names the kind."""
+    fingerprint = json.loads(numeric_env.FINGERPRINTS[kind].read_text())
+    changed = json.loads(json.dumps(fingerprint))
+    changed["expected"]["frob"]["values"][-1] *= 1 + 2**-20  # a few float32 units in the last place
+    path = tmp_path / "fingerprint.json"
+    path.write_text(json.dumps(changed))
+    monkeypatch.setitem(numeric_env.FINGERPRINTS, kind, path)
+    assert numeric_env.probe(kind=kind)[4] is False
+    assert f"the machine {numeric_env.WHAT[kind]} were made on" in numeric_env.check(kind=kind)
 
-    fingerprint = json.loads(numeric_env.FINGERPRINT.read_text())
+
+def test_the_data_fingerprint_holds_set_1s_recorded_numbers():
+    """The package data's machine (the AVX-512 AMD EPYC) is recognised by the norms set 1 q2's reference
+    helper computed there for its public example, as the committed table holds them."""
+    fingerprint = json.loads(numeric_env.FINGERPRINTS["data"].read_text())
     public = json.loads((ROOT / "attnlib" / "grading" / "public" / "01_rnn_gradients.json").read_text())
     for way in fingerprint["expected"].values():
         assert json.dumps(way["values"]) in public["tests"]["q2.py"]
-    changed = json.loads(json.dumps(fingerprint))
-    changed["expected"]["frob"]["values"][-1] *= 1 + 2**-20  # a few float32 units in the last place
-    path = tmp_path / "numeric_fingerprint.json"
-    path.write_text(json.dumps(changed))
-    monkeypatch.setattr(numeric_env, "FINGERPRINT", path)
-    assert numeric_env.probe()[4] is False
-    assert "matrix products round differently" in numeric_env.check()
+
+
+def test_both_fingerprints_start_from_the_same_inputs_and_say_where_they_were_made():
+    notebooks, data = (json.loads(numeric_env.FINGERPRINTS[k].read_text()) for k in ("notebooks", "data"))
+    assert (notebooks["W_h"], notebooks["pre"]) == (data["W_h"], data["pre"])
+    assert notebooks["made_on"] and "AMD EPYC" in data["what"]
+
+
+@pytest.mark.slow  # starts a process that imports torch
+def test_recording_makes_this_machine_the_one_a_kind_was_made_on(tmp_path, monkeypatch):
+    path = tmp_path / "fingerprint.json"
+    stale = json.loads(numeric_env.FINGERPRINTS["notebooks"].read_text())
+    stale["expected"]["frob"]["values"][0] += 1.0  # some other machine's numbers
+    path.write_text(json.dumps(stale))
+    monkeypatch.setitem(numeric_env.FINGERPRINTS, "notebooks", path)
+    assert numeric_env.check(kind="notebooks") is not None
+    assert numeric_env.record("notebooks") == path
+    assert numeric_env.check(kind="notebooks") is None
+    recorded = json.loads(path.read_text())
+    assert recorded["W_h"] == stale["W_h"] and recorded["what"] == stale["what"]
+    assert recorded["made_on"].endswith(datetime.date.today().isoformat())
+
+
+@pytest.mark.parametrize("argv", [["--check", "outputs"], ["--record"], ["--record", "all"]])
+def test_a_kind_that_does_not_exist_is_refused_by_name(argv):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "numeric_env.py"), *argv], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert f"{argv[0]}: the kind must be one of notebooks, data, not" in done.stderr
+
+
+def test_a_rebase_runs_every_notebook_or_none(capsys, monkeypatch):
+    import execute_notebooks
+
+    monkeypatch.setattr(execute_notebooks, "execute", lambda path: pytest.fail("a notebook ran"))
+    assert execute_notebooks.main(["--rebase", "chapters/03_dot_product_attention.ipynb"]) == 2
+    assert "give no paths, not chapters/03_dot_product_attention.ipynb" in capsys.readouterr().out
+
+
+def test_a_rebase_records_the_fingerprint_only_after_every_notebook_ran(tmp_path, monkeypatch, capsys):
+    """On a machine that cannot reproduce the notebooks (an AVX2 x86 whose fingerprint differs): a plain run
+    is refused; a rebase whose second notebook fails (a claim false on the new numbers) records nothing; one
+    where every notebook runs records this machine, after the last chapter and the exercise build."""
+    import execute_notebooks
+
+    notebooks = [tmp_path / "chapters" / "a.ipynb", tmp_path / "chapters" / "b.ipynb"]
+    ran, recorded, failing = [], [], {1}  # the second notebook fails until failing is cleared
+
+    def execute(path):
+        ran.append(path)
+        if notebooks.index(path) in failing:
+            raise RuntimeError("a claim of the prose is false on this machine's numbers")
+        return 1.0
+
+    monkeypatch.setattr(numeric_env, "probe", lambda: ("x86_64", "AVX2", 1, False, False))
+    monkeypatch.setattr(numeric_env, "check", lambda: "its matrix products round differently")
+    monkeypatch.setattr(numeric_env, "record", lambda kind: recorded.append((kind, list(ran))) or tmp_path)
+    monkeypatch.setattr(execute_notebooks, "course_notebooks", lambda: notebooks)
+    monkeypatch.setattr(execute_notebooks, "exercise_build", lambda: ran.append("the exercise build"))
+    monkeypatch.setattr(execute_notebooks, "execute", execute)
+    monkeypatch.setattr(execute_notebooks.colab_edition, "write", lambda paths: None)
+    monkeypatch.setattr(execute_notebooks, "ROOT", tmp_path)
+
+    assert execute_notebooks.main([]) == 1 and ran == []
+    assert "cannot store outputs made here: its matrix products round differently" in capsys.readouterr().out
+    with pytest.raises(RuntimeError, match="a claim of the prose"):
+        execute_notebooks.main(["--rebase"])
+    assert recorded == []  # the notebooks' machine is still the old one
+    failing.clear()
+    ran.clear()
+    assert execute_notebooks.main(["--rebase"]) == 0
+    assert recorded == [("notebooks", [*notebooks, "the exercise build"])]

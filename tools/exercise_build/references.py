@@ -21,9 +21,10 @@ def record_references(name: str) -> dict[str, dict[str, str]]:
     """{question: {reference: table}}: what each ``@checks.reference`` helper gives for the calls the public
     tests make when run on the solutions. Run in a fresh process under the pinned numeric environment (the
     tables are part of a committed file), which also checks that the public tests, with the tables in place of
-    the helpers, pass on the solutions. On a machine that cannot reproduce the stored numbers
-    (``numeric_env.check``) the committed tables are kept instead of recorded again (this machine's last bits
-    would differ from every other machine's), and the same check runs with them."""
+    the helpers, pass on the solutions. On a machine that cannot reproduce the stored package data
+    (``numeric_env.check(kind="data")``: the tables were made on the stored results' machine) the committed
+    tables are kept instead of recorded again (this machine's last bits would differ from that machine's),
+    and the same check runs with them."""
     import subprocess
 
     if not any(q.references() for q in parse(SOURCE_DIR / f"{name}.ipynb").questions):
@@ -50,9 +51,9 @@ def record_references(name: str) -> dict[str, dict[str, str]]:
 
 @functools.cache
 def _machine_verdict() -> str | None:
-    """numeric_env.check(), asked once per process: it starts a process that imports torch, and a build of
-    every set would otherwise ask it once per set with references."""
-    return numeric_env.check()
+    """numeric_env.check(kind="data"), asked once per process: it starts a process that imports torch, and a
+    build of every set would otherwise ask it once per set with references."""
+    return numeric_env.check(kind="data")
 
 
 def committed_tables(name: str) -> dict[str, dict[str, str]]:
