@@ -32,7 +32,6 @@ made. Frames are not computed in Colab (it shows the widget) or when ``ATTNLIB_E
 
 from __future__ import annotations
 
-import io
 import itertools
 import math
 import os
@@ -41,6 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from attnlib import explorer_alt, explorer_page
+from attnlib.plotting import png
 
 
 @dataclass(frozen=True)
@@ -175,25 +175,19 @@ class Explorer:
         """The PNG bytes of ``draw(**values)``: the same bytes the widget and the static page show."""
         return self._drawn(values)[0]
 
-    def _drawn(self, values: dict) -> tuple[bytes, dict]:
-        """The frame of ``values`` and what its figure writes (``explorer_alt.figure_words``)."""
+    def _drawn(self, values: dict) -> tuple[bytes, dict, int]:
+        """The frame of ``values``, what its figure writes (``explorer_alt.figure_words``) and its width in
+        CSS pixels (the PNG has ``attnlib.plotting.DENSITY`` times as many)."""
         import matplotlib.pyplot as plt
-        import PIL.Image
         from matplotlib.figure import Figure
 
         figure = self.draw(**values)
         if not isinstance(figure, Figure):
             raise TypeError(f"draw must return a matplotlib Figure, got {type(figure).__name__}")
         words = explorer_alt.figure_words(figure)
-        drawn = io.BytesIO()
-        figure.savefig(drawn, format="png", dpi=self.dpi, metadata={"Software": None})
+        frame, width, _ = png(figure, dpi=self.dpi)  # DENSITY times the pixels, shown at the size of dpi
         plt.close(figure)
-        # 256 colours make a frame 2-3 times smaller for the page; method 0 is the deterministic median cut
-        # (PIL.Image.Quantize.MEDIANCUT, a name Pillow < 9.1 lacks)
-        image = PIL.Image.open(drawn).convert("RGB").quantize(256, method=0)
-        frame = io.BytesIO()
-        image.save(frame, format="png", optimize=True)
-        return frame.getvalue(), words
+        return frame, words, width
 
     def grid(self) -> list[dict]:
         """Every point of the frame grid, in the order of the stored frames (the last control fastest)."""
@@ -206,15 +200,17 @@ class Explorer:
     def static_html(self) -> str:
         """The self-contained HTML of the static explorer: controls, frames, each frame's alt text in English
         and Korean (``explorer_alt``), and the script that swaps them."""
-        frames, alts = [], {"en": [], "ko": []}
+        frames, alts, widths = [], {"en": [], "ko": []}, set()
         for point in self.grid():
-            frame, words = self._drawn(point)
+            frame, words, width = self._drawn(point)
             frames.append(frame)
+            widths.add(width)
             values = ", ".join(f"{c.label} = {c.shown(point[c.name])}" for c in self.controls)
             for lang, said in alts.items():
                 said.append(explorer_alt.alt_text(values, words, lang))
         shown = {c.name: nearest(c.frames, c.value) for c in self.controls}
-        return explorer_page.html([c.spec() for c in self.controls], frames, self.grid().index(shown), alts)
+        first = self.grid().index(shown)
+        return explorer_page.html([c.spec() for c in self.controls], frames, first, alts, max(widths))
 
     def widget(self):
         """The live ipywidgets explorer: every change of a control calls ``draw`` again."""
@@ -240,7 +236,8 @@ class Explorer:
                 if kind is widgets.FloatSlider:
                     form = {"readout_format": f".{c.digits}f"}
                 inputs[c.name] = kind(value=c.value, min=c.low, max=c.high, step=c.step, **form, **common)
-        image = widgets.Image(value=self.frame(**self.values()), format="png")
+        frame, _, width = self._drawn(self.values())
+        image = widgets.Image(value=frame, format="png", width=width)
 
         def redraw(_change=None) -> None:
             image.value = self.frame(**{name: w.value for name, w in inputs.items()})

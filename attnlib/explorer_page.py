@@ -92,11 +92,20 @@ SCRIPT = """function attnlibExplorer(root) {
 }"""
 
 
-def html(controls: list[dict], frames: list[bytes], first: int, alts: dict[str, list[str]]) -> str:
+def html(
+    controls: list[dict],
+    frames: list[bytes],
+    first: int,
+    alts: dict[str, list[str]],
+    width: int | None = None,
+) -> str:
     """The explorer's HTML: ``frames`` (PNG bytes) in the order of the controls' grid, ``first`` shown;
-    ``alts``: each frame's alt text by language ("en", "ko"; ``attnlib.explorer_alt``)."""
+    ``alts``: each frame's alt text by language ("en", "ko"; ``attnlib.explorer_alt``); ``width``: the frames'
+    width in CSS pixels (high-density frames carry more pixels than that; None: their own)."""
     if sorted(alts) != ["en", "ko"] or any(len(said) != len(frames) for said in alts.values()):
         raise ValueError("alts must hold one alt text per frame in English ('en') and Korean ('ko')")
+    if width is not None and (not isinstance(width, int) or width < 1):
+        raise ValueError(f"width must be a positive number of CSS pixels, got {width!r}")
     encoded = [base64.b64encode(frame).decode() for frame in frames]
     data = {"controls": controls, "frames": encoded, "alts": alts}
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -107,7 +116,8 @@ def html(controls: list[dict], frames: list[bytes], first: int, alts: dict[str, 
         f'<div class="attnlib-explorer" id="attnlib-explorer-{key}">'
         '<div class="attnlib-explorer-controls"></div>'
         f'<img class="attnlib-explorer-frame" alt="{html_text.escape(alts["en"][first])}" '
-        f'style="max-width:100%" src="data:image/png;base64,{encoded[first]}">'
+        + (f'width="{width}" ' if width else "")
+        + f'style="max-width:100%;height:auto" src="data:image/png;base64,{encoded[first]}">'
         f'<p class="attnlib-explorer-note" aria-live="polite" style="font-size:0.85em">{note}</p>'
         f'<script type="application/json" class="attnlib-explorer-data">{payload}</script>'
         f"<script>{SCRIPT}\nattnlibExplorer(document.getElementById('attnlib-explorer-{key}'));</script>"

@@ -99,6 +99,21 @@ def _check_gluable(name: str, value: Any) -> None:
     )
 
 
+class _HighDensity:
+    """A figure as the book stores it: a PNG with ``attnlib.plotting.DENSITY`` times the pixels, and the width
+    to show it at (in the output's metadata, which myst-nb and Jupyter honour; no height, which would keep a
+    figure that a phone narrows at its full height)."""
+
+    def __init__(self, figure):
+        self.figure = figure
+
+    def _repr_png_(self):
+        from attnlib.plotting import png
+
+        data, width, _ = png(self.figure, tight=True)
+        return data, {"width": width}
+
+
 def glue(name: str, value: Any, display: bool = False) -> None:
     """Record ``value`` (a number, a text of numbers or a figure) under ``name`` for the book (myst-nb); in
     Colab show figures instead."""
@@ -107,7 +122,7 @@ def glue(name: str, value: Any, display: bool = False) -> None:
         value = value.item()
     book_glue = _book_glue()
     if book_glue is not None:
-        book_glue(name, value, display=display)
+        book_glue(name, _HighDensity(value) if type(value).__name__ == "Figure" else value, display=display)
         return
     from matplotlib.figure import Figure
 

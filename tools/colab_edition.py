@@ -145,7 +145,8 @@ def figure_labels(book: str = "") -> dict[str, tuple[int, str]]:
 
 
 def glued_values(nb: nbformat.NotebookNode) -> dict[str, dict]:
-    """key -> the mime bundle glued under it in the notebook's stored outputs."""
+    """key -> the mime bundle glued under it in the notebook's stored outputs (with the output's ``metadata``:
+    a high-density figure's size to show it at)."""
     values = {}
     for cell in nb.cells:
         for output in cell.get("outputs", []):
@@ -154,6 +155,7 @@ def glued_values(nb: nbformat.NotebookNode) -> dict[str, dict]:
                 prefix = scrap.get("mime_prefix", "")
                 data = output.get("data", {})
                 values[scrap["name"]] = {mime.removeprefix(prefix): value for mime, value in data.items()}
+                values[scrap["name"]]["metadata"] = output.get("metadata", {})
     return values
 
 
@@ -259,7 +261,9 @@ class Edition:
             caption = f"**{figure} {number}.** {body}" if number else body
             alt = html.escape(options.get("alt") or f"{figure} {number}")  # :alt: says what it shows
             if "image/png" in bundle:
-                image = f'<img src="data:image/png;base64,{bundle["image/png"].strip()}" alt="{alt}"/>'
+                width = bundle.get("metadata", {}).get("image/png", {}).get("width")  # a dense PNG's CSS size
+                size = f' width="{int(width)}"' if width else ""
+                image = f'<img src="data:image/png;base64,{bundle["image/png"].strip()}"{size} alt="{alt}"/>'
             elif "image/svg+xml" in bundle:
                 image = "".join(bundle["image/svg+xml"])
             else:

@@ -278,3 +278,18 @@ def test_nbval_compares_every_stored_explorer_with_a_fresh_one(path):
         html = "".join("".join(o.get("data", {}).get("text/html", [])) for o in cell.get("outputs", []))
         if 'class="attnlib-explorer"' in html:
             assert "nbval-ignore-output" not in cell["metadata"].get("tags", []), "".join(cell["source"])[:80]
+
+
+def test_frames_carry_twice_the_pixels_and_the_page_shows_them_at_the_size_of_dpi():
+    """High-density screens (issue 28): a 3 x 2 inch figure at the explorer's 72 dpi is 216 CSS pixels wide,
+    its frame 432 image pixels; the page's image and the widget say 216."""
+    import io
+
+    import PIL.Image
+
+    explorer = toy()
+    frame = PIL.Image.open(io.BytesIO(explorer.frame(a=1.0, kind="line")))
+    assert frame.size == (432, 288)
+    assert '<img class="attnlib-explorer-frame" alt="' in explorer.static_html()
+    assert re.search(r'<img class="attnlib-explorer-frame" [^>]*width="216" ', explorer.static_html())
+    assert explorer.widget().children[1].width == "216"

@@ -66,3 +66,30 @@ def test_nan_and_tables_cannot_be_glued(monkeypatch):
         notebook.glue("value", float("nan"))
     with pytest.raises(TypeError, match="got a DataFrame"):
         notebook.glue("table", pd.DataFrame({"a": [1]}))
+
+
+def test_the_book_stores_a_figure_with_twice_its_pixels_and_the_size_to_show_it_at(monkeypatch):
+    """What myst-nb records for a glued figure: a PNG drawn at attnlib.plotting.DENSITY times the figure's
+    dpi, cropped as Jupyter crops figures, with its width in CSS pixels (issue 28)."""
+    import io
+
+    import IPython.core.formatters
+    import PIL.Image
+
+    from attnlib.plotting import DENSITY
+
+    recorded = []
+    monkeypatch.setattr(notebook, "_myst_glue", lambda name, value, display: recorded.append(value))
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=100)
+    ax.plot([0, 1], [0, 1])
+    notebook.glue("fig-dense", fig)
+    bundle, metadata = IPython.core.formatters.format_display_data(recorded[0])
+    image = PIL.Image.open(io.BytesIO(bundle["image/png"]))
+    assert metadata["image/png"] == {
+        "width": image.width // DENSITY
+    }  # no height: a narrowed figure keeps its shape
+    assert image.width % DENSITY == image.height % DENSITY == 0
+    assert 300 < image.width / DENSITY <= 400 and 200 < image.height / DENSITY <= 300  # cropped, at 100 dpi
+    again, _ = IPython.core.formatters.format_display_data(recorded[0])
+    assert again["image/png"] == bundle["image/png"] and b"Software" not in bundle["image/png"]
+    plt.close(fig)

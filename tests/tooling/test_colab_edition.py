@@ -68,6 +68,14 @@ def test_a_glued_figure_becomes_the_stored_image_with_its_numbered_caption_and_a
     )
 
 
+def test_a_high_density_figure_is_shown_at_the_width_its_output_gives():
+    """attnlib stores glued figures with twice their pixels and the width to show them at (issue 28): Colab
+    shows them at that width, as the website does, not at twice the size."""
+    glued = {"fig-x": {"image/png": "iVBORw0K\n", "metadata": {"image/png": {"width": 345}}}}
+    text = _edition("```{glue:figure} fig-x\n:name: fig-x\n:alt: A map\nThe caption.\n```", glued)
+    assert text.startswith('<img src="data:image/png;base64,iVBORw0K" width="345" alt="A map"/>')
+
+
 def test_a_reference_to_another_page_links_to_the_website():
     labels = {"fig-y": (2, "chapters/01_other")}
     assert _edition("See {numref}`fig-y`.", labels=labels) == (
