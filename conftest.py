@@ -47,6 +47,17 @@ def reproducing_machine(numeric_verdict):
 
 
 @pytest.fixture
+def one_machine_for_notebooks_and_data(numeric_verdict, notebooks_verdict):
+    """For a test that compares a notebook's output with stored package data bit for bit: skipped, with the
+    reason, unless this machine reproduces both kinds, i.e. both were made on a machine like this one."""
+    if numeric_verdict is not None or notebooks_verdict is not None:
+        pytest.skip(
+            "the stored notebook outputs and the stored package data were made on different machines "
+            f"(notebooks: {notebooks_verdict or 'this one'}; data: {numeric_verdict or 'this one'})"
+        )
+
+
+@pytest.fixture
 def reproducing_notebooks(notebooks_verdict):
     """For a test that compares a notebook's outputs bit for bit (kind "notebooks"): skipped, with the reason,
     on a machine that cannot reproduce them, where the test command also compares no notebook."""

@@ -107,6 +107,9 @@ class _HighDensity:
     def __init__(self, figure):
         self.figure = figure
 
+    def __repr__(self) -> str:  # the figure's own text ("<Figure size 700x400 with 1 Axes>"), not an address
+        return repr(self.figure)
+
     def _repr_png_(self):
         from attnlib.plotting import png
 

@@ -164,6 +164,8 @@ def verdict(
 
 
 def _run_probe(python: str) -> tuple[list[str], dict]:
+    """The probe's facts (one flag per kind, in FINGERPRINTS' order) and the numbers it computed. Its inputs
+    come from the first fingerprint (both hold the same, tested), its expected numbers from each."""
     paths = [str(FINGERPRINTS[kind]) for kind in FINGERPRINTS]
     out = subprocess.run(
         [python, "-c", PROBE, paths[0], *paths], env=pinned_env(), capture_output=True, text=True, check=True

@@ -90,6 +90,7 @@ def test_the_book_stores_a_figure_with_twice_its_pixels_and_the_size_to_show_it_
     }  # no height: a narrowed figure keeps its shape
     assert image.width % DENSITY == image.height % DENSITY == 0
     assert 300 < image.width / DENSITY <= 400 and 200 < image.height / DENSITY <= 300  # cropped, at 100 dpi
+    assert bundle["text/plain"] == repr(fig)  # the figure's size and axes: the same text on every run
     again, _ = IPython.core.formatters.format_display_data(recorded[0])
     assert again["image/png"] == bundle["image/png"] and b"Software" not in bundle["image/png"]
     plt.close(fig)
