@@ -16,6 +16,21 @@ ROOT = Path(__file__).resolve().parents[2]
 NAMES = sorted(pretrained.RECIPES)
 
 
+def page_model(chapter: str):
+    """The model chapter ``chapter`` stores in its page (attnlib.inpage), rebuilt in Python."""
+    pages = inpage_file.stored_specs(ROOT / "chapters" / f"{chapter}.ipynb")
+    assert len(pages) == 1
+    return inpage.model_from_spec(pages[0])[0].eval()
+
+
+def share_agreeing(model, name: str) -> float:
+    """The share of test inputs for which ``model`` writes what the shipped model ``name`` writes (greedy)."""
+    shipped, task = pretrained.load(name)
+    batches = make_batches(task.test, task.src_vocab, task.tgt_vocab, 500)
+    ours, theirs = decode_batches(shipped, batches).tokens, decode_batches(model, batches).tokens
+    return sum(a == b for a, b in zip(ours, theirs, strict=True)) / len(ours)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_loads_in_milliseconds_with_the_vocabularies_of_its_data(name):
     start = time.perf_counter()
@@ -44,9 +59,7 @@ def test_it_is_the_model_the_chapter_puts_in_its_page(name, chapter):
     where the chapters' outputs and the shipped weights were made on one kind of machine
     (tools/numeric_env.py: since the notebooks moved to the Intel Xeon and the weights stayed the AMD EPYC's,
     the page's model is the same recipe trained on another processor, and this test skips on both)."""
-    pages = inpage_file.stored_specs(ROOT / "chapters" / f"{chapter}.ipynb")
-    assert len(pages) == 1
-    in_page, _, _ = inpage.model_from_spec(pages[0])
+    in_page = page_model(chapter)
     shipped, _, _ = pretrained.load_model(name)
     for key, value in shipped.state_dict().items():
         assert torch.equal(value, in_page.state_dict()[key]), key
@@ -60,29 +73,18 @@ def test_on_any_machine_the_page_holds_the_shipped_recipes_model(name, chapter):
     the same output for at least 9 inputs in 10 (measured with the page's model from the Intel Xeon and the
     shipped one from the AMD EPYC: dates 1,000 of 1,000, toy translation 389 of 400; another recipe, or an
     untrained model, writes other outputs)."""
-    in_page, _, _ = inpage.model_from_spec(
-        inpage_file.stored_specs(ROOT / "chapters" / f"{chapter}.ipynb")[0]
-    )
-    shipped, task = pretrained.load(name)
-    batches = make_batches(task.test, task.src_vocab, task.tgt_vocab, 500)
-    ours, theirs = decode_batches(shipped, batches).tokens, decode_batches(in_page.eval(), batches).tokens
-    assert sum(a == b for a, b in zip(ours, theirs, strict=True)) >= 0.9 * len(ours)
+    assert share_agreeing(page_model(chapter), name) >= 0.9
 
 
 def test_control_a_model_of_the_same_shape_with_other_weights_writes_other_outputs():
     """Positive control for the test above: the dates page's model with its weights drawn afresh agrees with
     the shipped model on far fewer than 9 inputs in 10."""
-    in_page, _, _ = inpage.model_from_spec(
-        inpage_file.stored_specs(ROOT / "chapters" / "04_bahdanau_attention.ipynb")[0]
-    )
+    in_page = page_model("04_bahdanau_attention")
     torch.manual_seed(0)
     with torch.no_grad():
         for weight in in_page.parameters():
             weight.normal_(0, 0.3)
-    shipped, task = pretrained.load("dates")
-    batches = make_batches(task.test, task.src_vocab, task.tgt_vocab, 500)
-    ours, theirs = decode_batches(shipped, batches).tokens, decode_batches(in_page.eval(), batches).tokens
-    assert sum(a == b for a, b in zip(ours, theirs, strict=True)) < 0.1 * len(ours)
+    assert share_agreeing(in_page, "dates") < 0.1
 
 
 def test_an_unknown_name_is_refused_by_name():
